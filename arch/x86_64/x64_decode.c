@@ -1,0 +1,103 @@
+/* x64_decode.c — Zydis 4 behind x64_decode.h: classify control flow, find the
+ * branch target and the disp32, simplify operands. */
+#include "x64_decode.h"
+
+#include <string.h>
+
+#include <Zydis/Zydis.h>
+
+static const ZydisDecoder *decoder(void) {
+  static ZydisDecoder d;
+  static bool ready;
+  if (!ready) {
+    ZydisDecoderInit(&d, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+    ready = true;
+  }
+  return &d;
+}
+
+static int widen(ZydisRegister r) {
+  if (r == ZYDIS_REGISTER_NONE) return 0;
+  ZydisRegister w = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+  return w != ZYDIS_REGISTER_NONE ? (int)w : (int)r;
+}
+
+static x64_flow classify(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *ops) {
+  bool direct = zi->operand_count_visible > 0 && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
+                ops[0].imm.is_relative;
+  switch (zi->mnemonic) {
+  case ZYDIS_MNEMONIC_JMP: return direct ? X64_FLOW_JMP : X64_FLOW_JMP_INDIRECT;
+  case ZYDIS_MNEMONIC_CALL: return direct ? X64_FLOW_CALL : X64_FLOW_CALL_INDIRECT;
+  case ZYDIS_MNEMONIC_JRCXZ:
+  case ZYDIS_MNEMONIC_JECXZ:
+  case ZYDIS_MNEMONIC_LOOP:
+  case ZYDIS_MNEMONIC_LOOPE:
+  case ZYDIS_MNEMONIC_LOOPNE: return X64_FLOW_JCC_SHORT;
+  case ZYDIS_MNEMONIC_UD0:
+  case ZYDIS_MNEMONIC_UD1:
+  case ZYDIS_MNEMONIC_UD2:
+  case ZYDIS_MNEMONIC_HLT:
+  case ZYDIS_MNEMONIC_INT3: return X64_FLOW_STOP;
+  default: break;
+  }
+  if (zi->meta.category == ZYDIS_CATEGORY_COND_BR) return X64_FLOW_JCC;
+  if (zi->meta.category == ZYDIS_CATEGORY_RET || zi->meta.category == ZYDIS_CATEGORY_SYSRET)
+    return X64_FLOW_RET;
+  if (direct) return X64_FLOW_UNSUPPORTED; /* xbegin and friends */
+  return X64_FLOW_NEXT;
+}
+
+bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out) {
+  ZydisDecodedInstruction zi;
+  ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(decoder(), code, avail, &zi, ops))) return false;
+
+  memset(out, 0, sizeof *out);
+  out->addr = addr;
+  out->len = zi.length;
+  memcpy(out->bytes, code, zi.length);
+  out->mnemonic = zi.mnemonic;
+  out->flow = classify(&zi, ops);
+  if (out->flow == X64_FLOW_JCC) out->cc = zi.opcode & 0x0f;
+  out->disp_size = zi.raw.disp.size;
+  out->disp_offset = zi.raw.disp.offset;
+
+  for (unsigned i = 0; i < zi.operand_count_visible; i++) {
+    const ZydisDecodedOperand *o = &ops[i];
+    if (o->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && o->imm.is_relative) {
+      ZyanU64 abs;
+      if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&zi, o, addr, &abs))) out->target = abs;
+    }
+    if (o->type == ZYDIS_OPERAND_TYPE_MEMORY && o->mem.base == ZYDIS_REGISTER_RIP) {
+      out->rip_relative = true;
+      out->rip_target = addr + zi.length + (uint64_t)o->mem.disp.value;
+    }
+    if (i < 2) {
+      x64_operand *s = &out->op[i];
+      s->size = o->size;
+      s->written = (o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0;
+      switch (o->type) {
+      case ZYDIS_OPERAND_TYPE_REGISTER:
+        s->type = X64_OP_REG;
+        s->reg = widen(o->reg.value);
+        break;
+      case ZYDIS_OPERAND_TYPE_MEMORY:
+        s->type = X64_OP_MEM;
+        s->base = widen(o->mem.base);
+        s->index = widen(o->mem.index);
+        s->scale = o->mem.scale;
+        s->disp = o->mem.disp.value;
+        break;
+      case ZYDIS_OPERAND_TYPE_IMMEDIATE:
+        s->type = X64_OP_IMM;
+        s->imm = o->imm.is_signed ? o->imm.value.s : (int64_t)o->imm.value.u;
+        break;
+      default: break;
+      }
+      out->nops = (uint8_t)(i + 1);
+    }
+  }
+  /* a RIP-relative operand must carry a 32-bit displacement we can patch */
+  if (out->rip_relative && out->disp_size != 32) return false;
+  return true;
+}

@@ -1,0 +1,36 @@
+/* x64_jumptable.h — recognises the jump-table dispatch sequences gcc emits.
+ *
+ *   (REL32, PIC/PIE)  lea rB,[rip+T] … movsxd rI,dword [rB+rX*4] … add rI,rB … jmp rI
+ *   (ABS64, non-PIE)  jmp qword [rX*8+T]
+ * each with a bound check `cmp eX/rX, N` + `ja/jae default` found by walking
+ * back along fall-through predecessors (register-to-register mov/movzx
+ * renames of the index are followed).  Reading the entries is the caller's business. */
+#ifndef X64_JUMPTABLE_H
+#define X64_JUMPTABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "x64_decode.h"
+
+typedef enum x64_table_kind {
+  X64_TABLE_REL32, /* int32 entries, target = T + entry */
+  X64_TABLE_ABS64, /* uint64 entries, target = entry */
+} x64_table_kind;
+
+typedef struct x64_table_match {
+  x64_table_kind kind;
+  uint64_t table;    /* original address T */
+  size_t nentries;   /* from the bound check */
+  uint64_t ref;      /* instruction whose disp32 names T: the lea, or the jmp itself */
+} x64_table_match;
+
+/* The instruction that falls through into CUR (ends at CUR's address and does
+ * not end its path), or NULL. */
+typedef const x64_insn *(*x64_prev_insn)(void *ctx, const x64_insn *cur);
+
+bool x64_match_jump_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
+                          x64_table_match *out);
+
+#endif

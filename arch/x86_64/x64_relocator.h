@@ -1,0 +1,26 @@
+/* x64_relocator.h — rewrites one x86-64 instruction to run at a new address.
+ *
+ * Everything is copied as is except the rewrite paths: direct jmp/jcc (relaxed
+ * to rel32), jrcxz/loop (rel8 only: hopped over by a short jmp to a jmp rel32),
+ * call rel32 (to the original target), RIP-relative operands (disp32 patched
+ * to name the same absolute address) and a jump table's reference (patched to
+ * name the copy's table).  The size written never depends on the address. */
+#ifndef X64_RELOCATOR_H
+#define X64_RELOCATOR_H
+
+#include <stdint.h>
+
+#include "x64_decode.h"
+#include "x64_writer.h"
+
+/* Label of the copy of the instruction at original address ORIG, or -1 when
+ * ORIG is not in the copy (the branch then goes to ORIG itself). */
+typedef long (*x64_label_of)(void *ctx, uint64_t orig);
+
+void x64_relocate_insn(x64_writer *w, const x64_insn *in, x64_label_of label_of, void *ctx);
+
+/* Writes IN, whose disp32 names a jump table, so that it names TABLE_LABEL:
+ * RIP-relative for `lea r, [rip+T]`, absolute for `jmp [r*8+T]`. */
+void x64_relocate_table_ref(x64_writer *w, const x64_insn *in, size_t table_label);
+
+#endif

@@ -1,0 +1,80 @@
+/* x64_writer.h — emits x86-64 machine code bytes, nothing else.
+ *
+ * put_<op>_<operand shape> calls append to a buffer whose first byte will run
+ * at run-time address PC.  With a NULL buffer the writer only measures, so one
+ * code path gives both the size and the bytes.  Labels are small integer ids
+ * placed with x64_put_label; references to them are fixed up in
+ * x64_writer_flush, which reports a label never placed or a value out of
+ * range.  References to absolute addresses are computed at once (and checked
+ * for reach) when a buffer is present. */
+#ifndef X64_WRITER_H
+#define X64_WRITER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lp_status.h"
+
+typedef enum x64_fixup_kind {
+  X64_FIXUP_REL32,  /* int32 = label - (pc + end) */
+  X64_FIXUP_ABS32S, /* int32 = absolute address of label (sign-extended use) */
+  X64_FIXUP_DIFF32, /* int32 = label - base label */
+  X64_FIXUP_ABS64,  /* uint64 = absolute address of label */
+} x64_fixup_kind;
+
+typedef struct x64_fixup {
+  x64_fixup_kind kind;
+  size_t at;     /* offset of the field */
+  size_t end;    /* X64_FIXUP_REL32: offset the displacement is relative to */
+  size_t label, base;
+} x64_fixup;
+
+typedef struct x64_writer {
+  uint8_t *code;    /* NULL: measure only */
+  uint64_t pc;      /* run-time address of code[0] */
+  size_t offset;    /* bytes emitted so far */
+  size_t nlabels;
+  int64_t *label_at; /* offset of each label, -1 = not placed */
+  x64_fixup *fixups;
+  size_t nfixups, capfixups;
+  bool failed;      /* first failure kept in error */
+  char error[200];
+} x64_writer;
+
+lp_status x64_writer_init(x64_writer *w, uint8_t *code, uint64_t pc, size_t nlabels);
+void x64_writer_clear(x64_writer *w);
+/* Resolves label references; fails on an earlier error, an unplaced label or a
+ * value out of range. */
+lp_status x64_writer_flush(x64_writer *w);
+
+void x64_put_label(x64_writer *w, size_t label);
+void x64_put_bytes(x64_writer *w, const void *bytes, size_t n);
+void x64_put_u8(x64_writer *w, uint8_t v);
+void x64_put_align(x64_writer *w, size_t to, uint8_t fill); /* relative to code[0] */
+void x64_put_ud2(x64_writer *w);
+
+void x64_put_jmp_rel32_label(x64_writer *w, size_t label);        /* E9 rel32 */
+void x64_put_jmp_rel32_address(x64_writer *w, uint64_t target);
+void x64_put_jcc_rel32_label(x64_writer *w, uint8_t cc, size_t label); /* 0F 8cc rel32 */
+void x64_put_jcc_rel32_address(x64_writer *w, uint8_t cc, uint64_t target);
+void x64_put_call_rel32_address(x64_writer *w, uint64_t target);  /* E8 rel32 */
+
+/* [lock] inc qword ptr [rip+disp32] naming COUNTER: (F0) 48 FF 05 disp32. */
+void x64_put_inc_rip_counter(x64_writer *w, uint64_t counter, bool lock);
+
+/* Copies an instruction of LEN bytes and rewrites its disp32 at DISP_OFFSET:
+ * RIP-relative to TARGET, RIP-relative to LABEL, or the absolute address of
+ * LABEL (a [index*scale+disp32] operand). */
+void x64_put_insn_rip_address(x64_writer *w, const uint8_t *insn, size_t len, size_t disp_offset,
+                              uint64_t target);
+void x64_put_insn_rip_label(x64_writer *w, const uint8_t *insn, size_t len, size_t disp_offset,
+                            size_t label);
+void x64_put_insn_abs32_label(x64_writer *w, const uint8_t *insn, size_t len, size_t disp_offset,
+                              size_t label);
+
+/* Data: int32 (LABEL - BASE) and the uint64 absolute address of LABEL. */
+void x64_put_label_diff32(x64_writer *w, size_t label, size_t base);
+void x64_put_label_abs64(x64_writer *w, size_t label);
+
+#endif

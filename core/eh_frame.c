@@ -1,0 +1,247 @@
+/* eh_frame.c — a small .eh_frame reader: walks CIEs and FDEs (32- and 64-bit
+ * lengths, "z" augmentations, the DW_EH_PE pointer encodings) and returns the
+ * [pc_begin, pc_begin + pc_range) of every FDE.  Call frame instructions are
+ * not interpreted: discovery only needs where functions start and end. */
+#include "eh_frame.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* {=== DW_EH_PE pointer encodings (LSB Core, "DWARF Extensions") ===*/
+#define PE_OMIT 0xff
+#define PE_FORMAT_MASK 0x0f
+#define PE_ABSPTR 0x00
+#define PE_ULEB128 0x01
+#define PE_UDATA2 0x02
+#define PE_UDATA4 0x03
+#define PE_UDATA8 0x04
+#define PE_SLEB128 0x09
+#define PE_SDATA2 0x0a
+#define PE_SDATA4 0x0b
+#define PE_SDATA8 0x0c
+#define PE_APPL_MASK 0x70
+#define PE_PCREL 0x10
+#define PE_TEXTREL 0x20
+#define PE_DATAREL 0x30
+#define PE_FUNCREL 0x40
+#define PE_ALIGNED 0x50
+#define PE_INDIRECT 0x80
+/* }=== */
+
+/* A bounded little-endian reader over [pos, end) of the section. */
+typedef struct cursor {
+  const core_eh_frame *frame;
+  size_t pos, end;
+  int bad; /* set once a read ran past end or met an unsupported form */
+} cursor;
+
+static uint64_t read_le(cursor *c, unsigned n) {
+  if (c->bad || c->end - c->pos < n) {
+    c->bad = 1;
+    return 0;
+  }
+  uint64_t v = 0;
+  for (unsigned i = 0; i < n; i++) v |= (uint64_t)c->frame->data[c->pos + i] << (8 * i);
+  c->pos += n;
+  return v;
+}
+
+static uint64_t read_uleb(cursor *c) {
+  uint64_t v = 0;
+  unsigned shift = 0;
+  for (;;) {
+    uint8_t b = (uint8_t)read_le(c, 1);
+    if (c->bad) return 0;
+    if (shift < 64) v |= (uint64_t)(b & 0x7f) << shift;
+    shift += 7;
+    if (!(b & 0x80)) return v;
+  }
+}
+
+static int64_t read_sleb(cursor *c) {
+  uint64_t v = 0;
+  unsigned shift = 0;
+  uint8_t b;
+  do {
+    b = (uint8_t)read_le(c, 1);
+    if (c->bad) return 0;
+    if (shift < 64) v |= (uint64_t)(b & 0x7f) << shift;
+    shift += 7;
+  } while (b & 0x80);
+  if (shift < 64 && (b & 0x40)) v |= ~(uint64_t)0 << shift; /* sign-extend */
+  return (int64_t)v;
+}
+
+/* Reads one pointer in encoding ENC; APPLY = 0 reads the bare value (pc_range). */
+static uint64_t read_encoded(cursor *c, uint8_t enc, int apply) {
+  uint64_t field = c->frame->addr + c->pos; /* link-time address of the field */
+  if (apply && (enc & PE_APPL_MASK) == PE_ALIGNED) {
+    size_t misalign = (size_t)(field % 8);
+    if (misalign) read_le(c, (unsigned)(8 - misalign));
+    field = c->frame->addr + c->pos;
+  }
+  uint64_t v;
+  switch (enc & PE_FORMAT_MASK) {
+  case PE_ABSPTR: v = read_le(c, 8); break; /* pointer size of x86-64 */
+  case PE_ULEB128: v = read_uleb(c); break;
+  case PE_UDATA2: v = read_le(c, 2); break;
+  case PE_UDATA4: v = read_le(c, 4); break;
+  case PE_UDATA8: v = read_le(c, 8); break;
+  case PE_SLEB128: v = (uint64_t)read_sleb(c); break;
+  case PE_SDATA2: v = (uint64_t)(int64_t)(int16_t)read_le(c, 2); break;
+  case PE_SDATA4: v = (uint64_t)(int64_t)(int32_t)read_le(c, 4); break;
+  case PE_SDATA8: v = read_le(c, 8); break;
+  default: c->bad = 1; return 0;
+  }
+  if (!apply) return v;
+  switch (enc & PE_APPL_MASK) {
+  case 0: break;
+  case PE_ALIGNED: break;
+  case PE_PCREL: v += field; break;
+  case PE_DATAREL:
+    if (!c->frame->data_base) c->bad = 1;
+    v += c->frame->data_base;
+    break;
+  case PE_TEXTREL:
+    if (!c->frame->text_base) c->bad = 1;
+    v += c->frame->text_base;
+    break;
+  default: c->bad = 1; break; /* funcrel makes no sense for pc_begin */
+  }
+  if (enc & PE_INDIRECT) c->bad = 1; /* would need the loaded image */
+  return v;
+}
+
+/* What an FDE needs from its CIE. */
+typedef struct cie_info {
+  uint8_t fde_enc;  /* 'R' encoding, absptr by default */
+  int has_aug_data; /* 'z': FDEs carry an augmentation length */
+} cie_info;
+
+/* Parses the CIE whose length field is at OFF. Returns 0 on success. */
+static int parse_cie(const core_eh_frame *frame, size_t off, cie_info *info) {
+  cursor c = {frame, off, frame->size, 0};
+  uint64_t length = read_le(&c, 4);
+  unsigned id_size = 4;
+  if (length == 0xffffffffu) {
+    length = read_le(&c, 8);
+    id_size = 8;
+  }
+  if (c.bad || length == 0 || length > c.end - c.pos) return -1;
+  c.end = c.pos + (size_t)length;
+  if (read_le(&c, id_size) != 0) return -1; /* not a CIE (CIE_id is 0 in .eh_frame) */
+  uint8_t version = (uint8_t)read_le(&c, 1);
+  if (c.bad || (version != 1 && version != 3 && version != 4)) return -1;
+  const char *aug = (const char *)frame->data + c.pos;
+  size_t aug_len = strnlen(aug, c.end - c.pos);
+  if (aug_len == c.end - c.pos) return -1;
+  c.pos += aug_len + 1;
+  if (strstr(aug, "eh")) read_le(&c, 8); /* old GNU "eh" data: one pointer */
+  if (version == 4) read_le(&c, 2);      /* address_size, segment_selector_size */
+  read_uleb(&c);                         /* code alignment factor */
+  read_sleb(&c);                         /* data alignment factor */
+  if (version == 1)
+    read_le(&c, 1); /* return address register */
+  else
+    read_uleb(&c);
+  info->fde_enc = PE_ABSPTR;
+  info->has_aug_data = aug[0] == 'z';
+  if (c.bad) return -1;
+  if (!info->has_aug_data) return aug_len == 0 || strcmp(aug, "eh") == 0 ? 0 : -1;
+  uint64_t aug_data_len = read_uleb(&c);
+  if (c.bad || aug_data_len > c.end - c.pos) return -1;
+  c.end = c.pos + (size_t)aug_data_len; /* 'z' bounds whatever follows */
+  for (const char *a = aug + 1; *a; a++) {
+    switch (*a) {
+    case 'R': info->fde_enc = (uint8_t)read_le(&c, 1); break;
+    case 'L': read_le(&c, 1); break; /* LSDA encoding; the pointer is in each FDE */
+    case 'P': {
+      uint8_t penc = (uint8_t)read_le(&c, 1);
+      if (penc == PE_OMIT) break;
+      if ((penc & PE_APPL_MASK) == PE_ALIGNED) { /* a pointer-aligned absptr */
+        uint64_t field = frame->addr + c.pos;
+        if (field % 8) read_le(&c, (unsigned)(8 - field % 8));
+        read_le(&c, 8);
+      } else {
+        read_encoded(&c, (uint8_t)(penc & ~PE_INDIRECT), 0); /* skipped: value unused */
+      }
+      break;
+    }
+    case 'S': case 'B': case 'G': break; /* signal frame, AArch64 flags: no data */
+    default: return 0; /* unknown: the z length lets FDEs skip the rest */
+    }
+    if (c.bad) return -1; /* augmentation data shorter than it says */
+  }
+  return 0;
+}
+
+lp_status core_eh_frame_fdes(const core_eh_frame *frame, core_fde **out, size_t *count) {
+  size_t n = 0, cap = 0;
+  core_fde *fdes = NULL;
+  size_t off = 0;
+  const char *problem = NULL;
+  /* One-entry cache: FDEs of one object usually share one CIE. */
+  size_t cached_cie = (size_t)-1;
+  cie_info cie = {0, 0};
+
+  while (off < frame->size) {
+    cursor c = {frame, off, frame->size, 0};
+    uint64_t length = read_le(&c, 4);
+    unsigned id_size = 4;
+    if (c.bad) { problem = "truncated length"; break; }
+    if (length == 0) break; /* zero terminator */
+    if (length == 0xffffffffu) {
+      length = read_le(&c, 8);
+      id_size = 8;
+      if (c.bad) { problem = "truncated 64-bit length"; break; }
+    }
+    if (length > c.end - c.pos) { problem = "entry runs past the section end"; break; }
+    size_t next = c.pos + (size_t)length;
+    c.end = next;
+    size_t id_pos = c.pos;
+    uint64_t id = read_le(&c, id_size);
+    if (c.bad) { problem = "truncated CIE pointer"; break; }
+    if (id != 0) { /* an FDE: id is the distance back to its CIE */
+      if (id > id_pos) { problem = "CIE pointer out of the section"; break; }
+      size_t cie_off = id_pos - (size_t)id;
+      if (cie_off != cached_cie) {
+        if (parse_cie(frame, cie_off, &cie) != 0) { problem = "bad CIE"; break; }
+        cached_cie = cie_off;
+      }
+      uint64_t begin = read_encoded(&c, cie.fde_enc, 1);
+      uint64_t range = read_encoded(&c, cie.fde_enc, 0);
+      /* An encoding we cannot resolve only loses this FDE. */
+      if (!c.bad && range != 0) {
+        if (n == cap) {
+          size_t ncap = cap ? 2 * cap : 256;
+          core_fde *grown = realloc(fdes, ncap * sizeof *grown);
+          if (!grown) { problem = "out of memory"; break; }
+          fdes = grown;
+          cap = ncap;
+        }
+        fdes[n].pc_begin = begin;
+        fdes[n].pc_range = range;
+        n++;
+      }
+    }
+    off = next;
+  }
+  *out = fdes;
+  *count = n;
+  if (problem) return lp_fail(".eh_frame at offset 0x%zx: %s", off, problem);
+  return LP_OK;
+}
+
+lp_status core_eh_frame_hdr_target(const uint8_t *hdr, size_t size, uint64_t addr,
+                                   uint64_t *eh_frame_addr) {
+  core_eh_frame frame = {hdr, size, addr, addr, 0}; /* datarel base: the header itself */
+  cursor c = {&frame, 0, size, 0};
+  uint8_t version = (uint8_t)read_le(&c, 1);
+  uint8_t enc = (uint8_t)read_le(&c, 1);
+  read_le(&c, 2); /* fde_count_enc, table_enc */
+  if (c.bad || version != 1 || enc == PE_OMIT) return lp_fail(".eh_frame_hdr: unsupported header");
+  uint64_t v = read_encoded(&c, enc, 1);
+  if (c.bad) return lp_fail(".eh_frame_hdr: unsupported eh_frame_ptr encoding 0x%x", enc);
+  *eh_frame_addr = v;
+  return LP_OK;
+}

@@ -1,0 +1,517 @@
+/* module.c — opening an ELF module (validation, executable segments) and
+ * discovering its functions: .symtab and .dynsym function symbols merged with
+ * the .eh_frame FDEs (eh_frame.c), PLT stubs and non-code left out, one entry
+ * per address with a size and the room up to the next function. */
+#include "module.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "eh_frame.h"
+
+/* A range of code where functions may lie: an executable section, or an
+ * executable segment when the file has no section headers. */
+typedef struct code_range {
+  uint64_t addr, size;
+  int is_plt; /* .plt, .plt.got, .plt.sec, ...: stubs, not functions */
+} code_range;
+
+typedef struct module_internal {
+  uint8_t *image; /* the whole file, mapped private */
+  size_t image_size;
+  char *names;        /* every core_function.name, back to back */
+  uint64_t *max_end;  /* max_end[i] = max(addr + size) over functions[0..i] */
+} module_internal;
+
+/* One piece of evidence that a function starts at addr. */
+typedef struct candidate {
+  uint64_t addr, size;
+  const char *name; /* NULL for an FDE or an unnamed symbol */
+  unsigned source;  /* one enum core_function_source bit */
+  int bind_rank;    /* 0 GLOBAL, 1 WEAK, 2 LOCAL, 3 other */
+} candidate;
+
+typedef struct candidates {
+  candidate *v;
+  size_t n, cap;
+} candidates;
+
+static int push(candidates *c, candidate x) {
+  if (c->n == c->cap) {
+    size_t ncap = c->cap ? 2 * c->cap : 1024;
+    candidate *grown = realloc(c->v, ncap * sizeof *grown);
+    if (!grown) return -1;
+    c->v = grown;
+    c->cap = ncap;
+  }
+  c->v[c->n++] = x;
+  return 0;
+}
+
+/* {=== validation ===*/
+
+static const char *machine_name(unsigned m) {
+  switch (m) {
+  case EM_386: return "i386";
+  case EM_ARM: return "ARM";
+  case EM_AARCH64: return "AArch64";
+  case EM_RISCV: return "RISC-V";
+  case EM_PPC: return "PowerPC";
+  case EM_PPC64: return "PowerPC64";
+  case EM_S390: return "S/390";
+  case EM_MIPS: return "MIPS";
+  case EM_SPARCV9: return "SPARC V9";
+  case EM_IA_64: return "IA-64";
+  case EM_LOONGARCH: return "LoongArch";
+  default: return NULL;
+  }
+}
+
+static uint16_t le16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+
+/* Checks the identification and header fields that decide whether we can read
+ * the file at all, before libelf sees it. */
+static lp_status check_header(const char *path, const uint8_t *img, size_t size) {
+  if (size < EI_NIDENT || memcmp(img, ELFMAG, SELFMAG) != 0)
+    return lp_fail("%s: not an ELF file", path);
+  if (img[EI_CLASS] == ELFCLASS32) return lp_fail("%s: 32-bit ELF is not supported yet", path);
+  if (img[EI_CLASS] != ELFCLASS64)
+    return lp_fail("%s: not an ELF file (unknown ELF class %u)", path, img[EI_CLASS]);
+  if (img[EI_DATA] == ELFDATA2MSB) return lp_fail("%s: big-endian ELF is not supported yet", path);
+  if (img[EI_DATA] != ELFDATA2LSB)
+    return lp_fail("%s: not an ELF file (unknown data encoding %u)", path, img[EI_DATA]);
+  if (size < sizeof(Elf64_Ehdr)) return lp_fail("%s: truncated ELF file (no complete header)", path);
+  unsigned type = le16(img + offsetof(Elf64_Ehdr, e_type));
+  unsigned machine = le16(img + offsetof(Elf64_Ehdr, e_machine));
+  if (machine != EM_X86_64) {
+    const char *name = machine_name(machine);
+    if (name) return lp_fail("%s: ELF for machine %u (%s) is not supported yet", path, machine, name);
+    return lp_fail("%s: ELF for machine %u is not supported yet", path, machine);
+  }
+  switch (type) {
+  case ET_EXEC: case ET_DYN: break;
+  case ET_REL:
+    return lp_fail("%s: a relocatable object file (ET_REL), not an executable: link it first", path);
+  case ET_CORE: return lp_fail("%s: a core file (ET_CORE), not an executable", path);
+  default: return lp_fail("%s: ELF type %u is not an executable or a shared library", path, type);
+  }
+  Elf64_Ehdr eh; /* the host is little-endian too */
+  memcpy(&eh, img, sizeof eh);
+  uint64_t phend = eh.e_phoff + (uint64_t)eh.e_phnum * eh.e_phentsize;
+  uint64_t shend = eh.e_shoff + (uint64_t)(eh.e_shnum ? eh.e_shnum : 1) * eh.e_shentsize;
+  if (eh.e_phoff > size || phend > size || (eh.e_shoff && (eh.e_shoff > size || shend > size)))
+    return lp_fail("%s: truncated ELF file (headers lie beyond the end of the file)", path);
+  return LP_OK;
+}
+
+/* Maps PATH privately after checking it is a readable regular file. */
+static lp_status map_file(const char *path, uint8_t **image, size_t *size) {
+  struct stat st;
+  if (stat(path, &st) != 0) return lp_fail("%s: %s", path, strerror(errno));
+  if (S_ISDIR(st.st_mode)) return lp_fail("%s: not a regular file (a directory)", path);
+  if (!S_ISREG(st.st_mode)) return lp_fail("%s: not a regular file", path);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return lp_fail("%s: not readable: %s", path, strerror(errno));
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { /* replaced meanwhile */
+    close(fd);
+    return lp_fail("%s: not a regular file", path);
+  }
+  if (st.st_size == 0) {
+    close(fd);
+    return lp_fail("%s: not an ELF file (empty)", path);
+  }
+  /* Writable but private: libelf may touch its image, the file never changes. */
+  void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  int err = errno;
+  close(fd);
+  if (p == MAP_FAILED) return lp_fail("%s: not readable: %s", path, strerror(err));
+  *image = p;
+  *size = (size_t)st.st_size;
+  return LP_OK;
+}
+/* }=== */
+
+/* {=== code ranges ===*/
+
+static int cmp_range(const void *a, const void *b) {
+  const code_range *x = a, *y = b;
+  return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The code range that holds ADDR (sorted, non-overlapping), or NULL. */
+static const code_range *range_at(const code_range *r, size_t n, uint64_t addr) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) { /* first range with addr > ADDR */
+    size_t mid = lo + (hi - lo) / 2;
+    if (r[mid].addr <= addr) lo = mid + 1; else hi = mid;
+  }
+  if (lo == 0) return NULL;
+  const code_range *c = &r[lo - 1];
+  return addr - c->addr < c->size ? c : NULL;
+}
+
+/* The file bytes at link-time address ADDR in any PT_LOAD, with *avail. */
+static const uint8_t *loaded_bytes(Elf *elf, size_t nphdr, const uint8_t *image,
+                                   size_t image_size, uint64_t addr, size_t *avail) {
+  for (size_t i = 0; i < nphdr; i++) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD) continue;
+    if (addr < ph.p_vaddr || addr - ph.p_vaddr >= ph.p_filesz) continue;
+    uint64_t off = ph.p_offset + (addr - ph.p_vaddr);
+    if (off >= image_size) return NULL;
+    uint64_t n = ph.p_filesz - (addr - ph.p_vaddr);
+    if (n > image_size - off) n = image_size - off;
+    *avail = (size_t)n;
+    return image + off;
+  }
+  return NULL;
+}
+/* }=== */
+
+/* {=== discovery ===*/
+
+static int bind_rank(unsigned bind) {
+  switch (bind) {
+  case STB_GLOBAL: return 0;
+  case STB_WEAK: return 1;
+  case STB_LOCAL: return 2;
+  default: return 3;
+  }
+}
+
+/* Adds the defined function symbols of symbol table SCN that lie in code. */
+static lp_status add_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const code_range *ranges,
+                             size_t nranges, candidates *out) {
+  unsigned source = sh->sh_type == SHT_SYMTAB ? CORE_FROM_SYMTAB : CORE_FROM_DYNSYM;
+  Elf_Data *data = elf_getdata(scn, NULL);
+  if (!data || sh->sh_entsize == 0) return LP_OK;
+  size_t count = data->d_size / sh->sh_entsize;
+  for (size_t i = 1; i < count; i++) { /* entry 0 is the null symbol */
+    GElf_Sym sym;
+    if (!gelf_getsym(data, (int)i, &sym)) break;
+    unsigned type = GELF_ST_TYPE(sym.st_info);
+    if (type != STT_FUNC && type != STT_GNU_IFUNC) continue; /* an IFUNC's value is its resolver */
+    if (sym.st_shndx == SHN_UNDEF) continue;
+    if (sym.st_shndx < SHN_LORESERVE) {
+      GElf_Shdr home;
+      Elf_Scn *hs = elf_getscn(elf, sym.st_shndx);
+      if (!hs || !gelf_getshdr(hs, &home) || !(home.sh_flags & SHF_EXECINSTR)) continue;
+    }
+    const code_range *r = range_at(ranges, nranges, sym.st_value);
+    if (!r || r->is_plt) continue;
+    const char *name = elf_strptr(elf, sh->sh_link, sym.st_name);
+    candidate c = {sym.st_value, sym.st_size, name && *name ? name : NULL, source,
+                   bind_rank(GELF_ST_BIND(sym.st_info))};
+    if (push(out, c) != 0) return lp_fail("out of memory");
+  }
+  return LP_OK;
+}
+
+/* Adds one candidate per FDE that starts in code. Malformed .eh_frame data
+ * loses only the FDEs after the damage: symbols may still cover them. */
+static lp_status add_fdes(const core_eh_frame *frame, const code_range *ranges, size_t nranges,
+                          candidates *out) {
+  core_fde *fdes;
+  size_t n;
+  (void)core_eh_frame_fdes(frame, &fdes, &n); /* partial results are still right */
+  for (size_t i = 0; i < n; i++) {
+    const code_range *r = range_at(ranges, nranges, fdes[i].pc_begin);
+    if (!r || r->is_plt) continue;
+    candidate c = {fdes[i].pc_begin, fdes[i].pc_range, NULL, CORE_FROM_EH_FRAME, 3};
+    if (push(out, c) != 0) {
+      free(fdes);
+      return lp_fail("out of memory");
+    }
+  }
+  free(fdes);
+  return LP_OK;
+}
+
+static int cmp_candidate(const void *a, const void *b) {
+  const candidate *x = a, *y = b;
+  if (x->addr != y->addr) return x->addr < y->addr ? -1 : 1;
+  /* Best name first: .symtab before .dynsym, GLOBAL > WEAK > LOCAL, shorter. */
+  if (!x->name != !y->name) return x->name ? -1 : 1;
+  if (!x->name) return 0;
+  if (x->source != y->source) return x->source < y->source ? -1 : 1;
+  if (x->bind_rank != y->bind_rank) return x->bind_rank < y->bind_rank ? -1 : 1;
+  size_t lx = strlen(x->name), ly = strlen(y->name);
+  if (lx != ly) return lx < ly ? -1 : 1;
+  return strcmp(x->name, y->name);
+}
+
+/* Merges the sorted candidates into m->functions with sizes, rooms and names. */
+static lp_status build_functions(core_module *m, candidates *c, const code_range *ranges,
+                                 size_t nranges) {
+  module_internal *in = m->internal;
+  qsort(c->v, c->n, sizeof *c->v, cmp_candidate);
+  size_t ndistinct = 0;
+  for (size_t i = 0; i < c->n; i++)
+    if (i == 0 || c->v[i].addr != c->v[i - 1].addr) ndistinct++;
+  m->functions = calloc(ndistinct ? ndistinct : 1, sizeof *m->functions);
+  in->max_end = calloc(ndistinct ? ndistinct : 1, sizeof *in->max_end);
+  const char **best = calloc(ndistinct ? ndistinct : 1, sizeof *best);
+  if (!m->functions || !in->max_end || !best) {
+    free(best);
+    return lp_fail("out of memory");
+  }
+  size_t nf = 0, names_len = 0;
+  for (size_t i = 0; i < c->n;) {
+    size_t j = i;
+    uint64_t sym_size = 0, fde_size = 0;
+    unsigned sources = 0;
+    for (; j < c->n && c->v[j].addr == c->v[i].addr; j++) {
+      const candidate *x = &c->v[j];
+      sources |= x->source;
+      uint64_t *sz = x->source == CORE_FROM_EH_FRAME ? &fde_size : &sym_size;
+      if (x->size > *sz) *sz = x->size;
+    }
+    core_function *f = &m->functions[nf];
+    f->addr = c->v[i].addr;
+    f->size = sym_size ? sym_size : fde_size;
+    f->sources = sources;
+    best[nf] = c->v[i].name; /* sorted best first; NULL when none has a name */
+    names_len += best[nf] ? strlen(best[nf]) + 1 : sizeof "fn_" + 16;
+    nf++;
+    i = j;
+  }
+  m->nfunctions = nf;
+
+  in->names = malloc(names_len ? names_len : 1);
+  if (!in->names) {
+    free(best);
+    return lp_fail("out of memory");
+  }
+  char *p = in->names;
+  for (size_t i = 0; i < nf; i++) {
+    core_function *f = &m->functions[i];
+    if (best[i]) {
+      size_t len = strlen(best[i]) + 1;
+      memcpy(p, best[i], len);
+      f->name = p;
+      p += len;
+    } else {
+      f->name = p;
+      p += sprintf(p, "fn_%" PRIx64, f->addr) + 1;
+    }
+    const code_range *r = range_at(ranges, nranges, f->addr); /* every candidate has one */
+    uint64_t limit = r->addr + r->size;
+    if (i + 1 < nf && m->functions[i + 1].addr < limit) limit = m->functions[i + 1].addr;
+    f->room = limit - f->addr; /* > 0: addresses are distinct and inside r */
+    if (f->size == 0) f->size = f->room; /* asm without .size: up to the next start */
+    /* size > room only where functions overlap: room stays the safe bound. */
+    uint64_t end = f->addr + f->size;
+    in->max_end[i] = i && in->max_end[i - 1] > end ? in->max_end[i - 1] : end;
+  }
+  free(best);
+  return LP_OK;
+}
+/* }=== */
+
+static int cmp_segment(const void *a, const void *b) {
+  const core_segment *x = a, *y = b;
+  return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+/* Reads headers, segments and functions of the validated image into M. */
+static lp_status load(core_module *m, Elf *elf) {
+  module_internal *in = m->internal;
+  const char *path = m->path;
+  GElf_Ehdr eh;
+  if (!gelf_getehdr(elf, &eh)) return lp_fail("%s: bad ELF header: %s", path, elf_errmsg(-1));
+  m->is_pie = eh.e_type == ET_DYN;
+  m->entry = eh.e_entry;
+
+  /* {=== segments ===*/
+  size_t nphdr = 0;
+  if (elf_getphdrnum(elf, &nphdr) != 0)
+    return lp_fail("%s: bad program headers: %s", path, elf_errmsg(-1));
+  m->exec = calloc(nphdr ? nphdr : 1, sizeof *m->exec);
+  if (!m->exec) return lp_fail("out of memory");
+  int nload = 0;
+  uint64_t eh_frame_hdr_addr = 0, eh_frame_hdr_size = 0;
+  for (size_t i = 0; i < nphdr; i++) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, (int)i, &ph))
+      return lp_fail("%s: bad program header %zu: %s", path, i, elf_errmsg(-1));
+    if (ph.p_type == PT_GNU_EH_FRAME) {
+      eh_frame_hdr_addr = ph.p_vaddr;
+      eh_frame_hdr_size = ph.p_filesz;
+    }
+    if (ph.p_type != PT_LOAD) continue;
+    if (ph.p_offset > in->image_size || ph.p_filesz > in->image_size - ph.p_offset)
+      return lp_fail("%s: truncated ELF file (a segment lies beyond the end of the file)", path);
+    uint64_t lo = ph.p_vaddr & ~(uint64_t)0xfff, hi = ph.p_vaddr + ph.p_memsz;
+    if (!nload++ || lo < m->min_vaddr) m->min_vaddr = lo;
+    if (hi > m->max_vaddr) m->max_vaddr = hi;
+    if ((ph.p_flags & PF_X) && ph.p_filesz) {
+      core_segment *s = &m->exec[m->nexec++];
+      s->vaddr = ph.p_vaddr;
+      s->size = ph.p_filesz;
+      s->bytes = in->image + ph.p_offset;
+    }
+  }
+  if (!nload) return lp_fail("%s: no loadable segments", path);
+  qsort(m->exec, m->nexec, sizeof *m->exec, cmp_segment);
+  /* }=== */
+
+  /* {=== sections: code ranges, symbol tables, .eh_frame ===*/
+  size_t nshdr = 0, shstrndx = 0;
+  if (elf_getshdrnum(elf, &nshdr) != 0) nshdr = 0;
+  if (nshdr && elf_getshdrstrndx(elf, &shstrndx) != 0) nshdr = 0;
+  code_range *ranges = calloc(nshdr + m->nexec + 1, sizeof *ranges);
+  if (!ranges) return lp_fail("out of memory");
+  size_t nranges = 0;
+  core_eh_frame frame = {NULL, 0, 0, 0, 0};
+  uint64_t got = 0, got_plt = 0;
+  for (size_t i = 1; i < nshdr; i++) {
+    Elf_Scn *scn = elf_getscn(elf, i);
+    GElf_Shdr sh;
+    if (!scn || !gelf_getshdr(scn, &sh)) continue;
+    const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+    if (!name) name = "";
+    if ((sh.sh_flags & SHF_ALLOC) && (sh.sh_flags & SHF_EXECINSTR) && sh.sh_type != SHT_NOBITS &&
+        sh.sh_size) {
+      code_range *r = &ranges[nranges++];
+      r->addr = sh.sh_addr;
+      r->size = sh.sh_size;
+      r->is_plt = strncmp(name, ".plt", 4) == 0;
+      if (!strcmp(name, ".text")) frame.text_base = sh.sh_addr;
+    }
+    if (!strcmp(name, ".got")) got = sh.sh_addr;
+    if (!strcmp(name, ".got.plt")) got_plt = sh.sh_addr;
+    if (!strcmp(name, ".eh_frame") && sh.sh_type != SHT_NOBITS && sh.sh_offset <= in->image_size &&
+        sh.sh_size <= in->image_size - sh.sh_offset) {
+      frame.data = in->image + sh.sh_offset;
+      frame.size = sh.sh_size;
+      frame.addr = sh.sh_addr;
+    }
+  }
+  frame.data_base = got_plt ? got_plt : got; /* DW_EH_PE_datarel base on x86-64: the GOT */
+  if (!nranges) { /* no section headers (sstrip): the executable segments are the code */
+    for (size_t i = 0; i < m->nexec; i++)
+      ranges[nranges++] = (code_range){m->exec[i].vaddr, m->exec[i].size, 0};
+  }
+  qsort(ranges, nranges, sizeof *ranges, cmp_range);
+  if (!frame.data && eh_frame_hdr_addr) { /* find .eh_frame through PT_GNU_EH_FRAME */
+    size_t avail = 0;
+    const uint8_t *hdr = loaded_bytes(elf, nphdr, in->image, in->image_size, eh_frame_hdr_addr, &avail);
+    uint64_t target;
+    if (hdr && core_eh_frame_hdr_target(hdr, avail < eh_frame_hdr_size ? avail : eh_frame_hdr_size,
+                                        eh_frame_hdr_addr, &target) == LP_OK) {
+      frame.data = loaded_bytes(elf, nphdr, in->image, in->image_size, target, &frame.size);
+      frame.addr = target; /* size: to the segment end; the zero terminator stops the walk */
+    }
+  }
+
+  candidates cands = {NULL, 0, 0};
+  lp_status st = LP_OK;
+  for (size_t i = 1; i < nshdr && st == LP_OK; i++) {
+    Elf_Scn *scn = elf_getscn(elf, i);
+    GElf_Shdr sh;
+    if (!scn || !gelf_getshdr(scn, &sh)) continue;
+    if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
+      st = add_symbols(elf, scn, &sh, ranges, nranges, &cands);
+  }
+  if (st == LP_OK && frame.data) st = add_fdes(&frame, ranges, nranges, &cands);
+  if (st == LP_OK) st = build_functions(m, &cands, ranges, nranges); /* copies the names */
+  free(cands.v);
+  free(ranges);
+  /* }=== */
+  return st;
+}
+
+lp_status core_module_open(const char *path, core_module **out) {
+  *out = NULL;
+  uint8_t *image = NULL;
+  size_t size = 0;
+  LP_CHECK(map_file(path, &image, &size));
+  if (check_header(path, image, size) != LP_OK) {
+    munmap(image, size);
+    return LP_ERR;
+  }
+  core_module *m = calloc(1, sizeof *m);
+  module_internal *in = calloc(1, sizeof *in);
+  char *path_copy = strdup(path);
+  if (!m || !in || !path_copy) {
+    free(m);
+    free(in);
+    free(path_copy);
+    munmap(image, size);
+    return lp_fail("out of memory");
+  }
+  m->path = path_copy;
+  m->internal = in;
+  in->image = image;
+  in->image_size = size;
+
+  elf_version(EV_CURRENT);
+  Elf *elf = elf_memory((char *)image, size);
+  if (!elf || elf_kind(elf) != ELF_K_ELF) {
+    lp_fail("%s: not an ELF file (%s)", path, elf_errmsg(-1));
+    if (elf) elf_end(elf);
+    core_module_close(m);
+    return LP_ERR;
+  }
+  lp_status st = load(m, elf);
+  elf_end(elf); /* everything kept points into the image or was copied */
+  if (st != LP_OK) {
+    core_module_close(m);
+    return LP_ERR;
+  }
+  *out = m;
+  return LP_OK;
+}
+
+void core_module_close(core_module *m) {
+  if (!m) return;
+  module_internal *in = m->internal;
+  if (in) {
+    if (in->image) munmap(in->image, in->image_size);
+    free(in->names);
+    free(in->max_end);
+    free(in);
+  }
+  free(m->functions);
+  free(m->exec);
+  free(m->path);
+  free(m);
+}
+
+const uint8_t *core_module_code(const core_module *m, uint64_t addr, size_t *avail) {
+  size_t lo = 0, hi = m->nexec;
+  while (lo < hi) { /* first segment with vaddr > addr */
+    size_t mid = lo + (hi - lo) / 2;
+    if (m->exec[mid].vaddr <= addr) lo = mid + 1; else hi = mid;
+  }
+  if (lo == 0) return NULL;
+  const core_segment *s = &m->exec[lo - 1];
+  if (addr - s->vaddr >= s->size) return NULL;
+  if (avail) *avail = (size_t)(s->size - (addr - s->vaddr));
+  return s->bytes + (addr - s->vaddr);
+}
+
+const core_function *core_module_function_at(const core_module *m, uint64_t addr) {
+  const module_internal *in = m->internal;
+  size_t lo = 0, hi = m->nfunctions;
+  while (lo < hi) { /* first function with addr > ADDR */
+    size_t mid = lo + (hi - lo) / 2;
+    if (m->functions[mid].addr <= addr) lo = mid + 1; else hi = mid;
+  }
+  /* Usually the last start <= ADDR holds it; where functions overlap an
+   * earlier one may, and max_end says when no earlier one can. */
+  for (size_t i = lo; i-- > 0 && in->max_end[i] > addr;) {
+    const core_function *f = &m->functions[i];
+    if (addr - f->addr < f->size) return f;
+  }
+  return NULL;
+}

@@ -1,0 +1,65 @@
+/* module.h — an ELF module as lazyprobe sees it: its executable bytes as in
+ * the file, and the functions discovered in it.
+ *
+ * Functions come from .symtab, .dynsym and the .eh_frame FDEs (so stripped
+ * binaries work); PLT stubs (.plt, .plt.got, .plt.sec) are not functions of the
+ * program.  All addresses here are link-time addresses (st_value, p_vaddr);
+ * add the load bias to get run-time addresses. */
+#ifndef CORE_MODULE_H
+#define CORE_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lp_status.h"
+
+enum core_function_source {
+  CORE_FROM_SYMTAB = 1u << 0,
+  CORE_FROM_DYNSYM = 1u << 1,
+  CORE_FROM_EH_FRAME = 1u << 2,
+};
+
+typedef struct core_function {
+  uint64_t addr;    /* link-time entry address */
+  uint64_t size;    /* bytes, never 0: symbol or FDE size, else up to the next start */
+  uint64_t room;    /* bytes from addr to the next function start or section end:
+                       how much may be overwritten at the entry without touching
+                       another function (>= size) */
+  const char *name; /* symbol name, or "fn_<hex addr>" when none; owned by the module */
+  unsigned sources; /* enum core_function_source bits */
+} core_function;
+
+typedef struct core_segment {
+  uint64_t vaddr;       /* link-time address of bytes[0] */
+  uint64_t size;        /* bytes available (file size of the PT_LOAD; the rest is zero) */
+  const uint8_t *bytes; /* the file's bytes, owned by the module */
+} core_segment;
+
+typedef struct core_module {
+  char *path;          /* as opened */
+  int is_pie;          /* ET_DYN */
+  uint64_t entry;      /* e_entry, link-time */
+  uint64_t min_vaddr;  /* lowest PT_LOAD p_vaddr (page-aligned down) */
+  uint64_t max_vaddr;  /* highest PT_LOAD p_vaddr + p_memsz */
+  core_segment *exec;  /* executable PT_LOAD segments */
+  size_t nexec;
+  core_function *functions; /* sorted by addr, one per distinct address */
+  size_t nfunctions;
+  void *internal;      /* owned by module.c */
+} core_module;
+
+/* Opens and validates PATH (regular file, ELF, 64-bit, x86-64, ET_EXEC or
+ * ET_DYN) and discovers its functions.  Failures say what is wrong in one
+ * line, e.g. "PATH: not an ELF file", "PATH: 32-bit ELF is not supported yet". */
+lp_status core_module_open(const char *path, core_module **out);
+
+void core_module_close(core_module *module);
+
+/* The file's bytes at link-time address ADDR within an executable segment, and
+ * in *avail how many follow in that segment; NULL when ADDR is in none. */
+const uint8_t *core_module_code(const core_module *module, uint64_t addr, size_t *avail);
+
+/* The function whose [addr, addr+size) contains ADDR, or NULL. */
+const core_function *core_module_function_at(const core_module *module, uint64_t addr);
+
+#endif
