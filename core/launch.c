@@ -1,0 +1,145 @@
+/* launch.c — fork, PTRACE_SEIZE, exec, and a temporary break at AT_ENTRY. */
+#include "launch.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "target.h"
+
+static lp_status check_executable(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return lp_fail("%s: %s", path, strerror(errno));
+  if (!S_ISREG(st.st_mode)) return lp_fail("%s: not a regular file", path);
+  if (access(path, X_OK) != 0) return lp_fail("%s: not executable: %s", path, strerror(errno));
+  return LP_OK;
+}
+
+lp_status core_resolve_program(const char *name, char **path) {
+  if (!*name) return lp_fail("empty program name");
+  if (strchr(name, '/')) {
+    LP_CHECK(check_executable(name));
+    *path = strdup(name);
+    return *path ? LP_OK : lp_fail("out of memory");
+  }
+  const char *dirs = getenv("PATH");
+  if (!dirs) dirs = "/usr/local/bin:/usr/bin:/bin";
+  for (const char *p = dirs;;) {
+    const char *end = strchr(p, ':');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    char *candidate;
+    if (asprintf(&candidate, "%.*s/%s", (int)len, len ? p : ".", name) < 0)
+      return lp_fail("out of memory");
+    if (access(candidate, X_OK) == 0) {
+      struct stat st;
+      if (stat(candidate, &st) == 0 && S_ISREG(st.st_mode)) {
+        *path = candidate;
+        return LP_OK;
+      }
+    }
+    free(candidate);
+    if (!end) break;
+    p = end + 1;
+  }
+  return lp_fail("%s: command not found", name);
+}
+
+/* Waits for the next stop or end of PID; fails if it ended. */
+static lp_status wait_stop(pid_t pid, int *status) {
+  for (;;) {
+    if (waitpid(pid, status, __WALL) == pid) break;
+    if (errno != EINTR) return lp_fail("waitpid %d: %s", (int)pid, strerror(errno));
+  }
+  if (WIFEXITED(*status))
+    return lp_fail("program exited with status %d before it started", WEXITSTATUS(*status));
+  if (WIFSIGNALED(*status))
+    return lp_fail("program was killed by signal %d before it started", WTERMSIG(*status));
+  return LP_OK;
+}
+
+lp_status core_launch(const char *path, char *const argv[], pid_t *pid_out, uint64_t *entry_out) {
+  int go[2], err[2];
+  if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
+    return lp_fail("pipe: %s", strerror(errno));
+  pid_t pid = fork();
+  if (pid < 0) return lp_fail("fork: %s", strerror(errno));
+  if (pid == 0) {
+    char c;
+    close(go[1]);
+    close(err[0]);
+    while (read(go[0], &c, 1) < 0 && errno == EINTR) continue; /* until we are seized */
+    execv(path, argv);
+    int e = errno;
+    if (write(err[1], &e, sizeof e) < 0) _exit(127);
+    _exit(127);
+  }
+  close(go[0]);
+  close(err[1]);
+  lp_status st = LP_OK;
+  if (ptrace(PTRACE_SEIZE, pid, 0, CORE_PTRACE_OPTIONS) != 0)
+    st = lp_fail("cannot trace process %d: %s", (int)pid, strerror(errno));
+  if (write(go[1], "g", 1) != 1 && st == LP_OK) st = lp_fail("cannot start the program");
+  close(go[1]);
+  if (st != LP_OK) {
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, __WALL);
+    close(err[0]);
+    return st;
+  }
+
+  int status, e = 0;
+  st = wait_stop(pid, &status);
+  if (st != LP_OK) {
+    if (read(err[0], &e, sizeof e) == sizeof e) st = lp_fail("cannot run %s: %s", path, strerror(e));
+    close(err[0]);
+    return st;
+  }
+  close(err[0]);
+  if ((status >> 8) != (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, __WALL);
+    return lp_fail("unexpected stop 0x%x before exec", status);
+  }
+
+  /* Run the dynamic loader up to the program's entry with a temporary break. */
+  core_target t;
+  uint64_t entry;
+  uint8_t orig, brk = 0xcc;
+  struct user_regs_struct regs;
+  if ((st = core_auxv_get(pid, AT_ENTRY, &entry)) != LP_OK || (st = core_target_open(pid, &t)) != LP_OK)
+    goto fail;
+  if ((st = core_mem_read(&t, entry, &orig, 1)) == LP_OK) st = core_mem_write(&t, entry, &brk, 1);
+  int sig = 0;
+  while (st == LP_OK) {
+    if (ptrace(PTRACE_CONT, pid, 0, sig) != 0) {
+      st = lp_fail("ptrace continue: %s", strerror(errno));
+      break;
+    }
+    if ((st = wait_stop(pid, &status)) != LP_OK) break;
+    sig = (status >> 16) ? 0 : WSTOPSIG(status);
+    if (sig != SIGTRAP) continue; /* the loader's own signals pass through */
+    if ((st = core_regs_get(pid, &regs)) != LP_OK) break;
+    if (regs.rip != entry + 1) continue;
+    regs.rip = entry;
+    if ((st = core_mem_write(&t, entry, &orig, 1)) == LP_OK) st = core_regs_set(pid, &regs);
+    break;
+  }
+  core_target_close(&t);
+  if (st == LP_OK) {
+    *pid_out = pid;
+    *entry_out = entry;
+    return LP_OK;
+  }
+fail:
+  kill(pid, SIGKILL);
+  waitpid(pid, NULL, __WALL);
+  return st;
+}

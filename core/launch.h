@@ -1,0 +1,25 @@
+/* launch.h — starting a program under ptrace and stopping it at its entry
+ * point, once the dynamic loader has mapped its libraries. */
+#ifndef CORE_LAUNCH_H
+#define CORE_LAUNCH_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lp_status.h"
+
+/* The ptrace options every traced process gets. */
+#define CORE_PTRACE_OPTIONS                                                              \
+  (PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | \
+   PTRACE_O_TRACEVFORK)
+
+/* Finds NAME as execvp would (PATH search when it has no slash) and checks
+ * that it is an executable regular file.  *path is malloc'd. */
+lp_status core_resolve_program(const char *name, char **path);
+
+/* Forks, seizes (PTRACE_SEIZE with exit-kill) and executes PATH with ARGV,
+ * then runs it to AT_ENTRY.  On success the process is stopped with its
+ * instruction pointer at the entry, which *entry holds. */
+lp_status core_launch(const char *path, char *const argv[], pid_t *pid, uint64_t *entry);
+
+#endif

@@ -1,0 +1,515 @@
+/* session.c — the lazy break manager and the event loop of one run.
+ *
+ * Start-up: launch to AT_ENTRY, create the counters file, map it and a code
+ * arena into the target near the module (remote system calls), then write an
+ * int3 at every discovered function entry in one batch.  A hit relocates the
+ * whole function with an inlined entry counter, writes the copy to the arena,
+ * patches the entry with a jmp to it (bytes 1..4 first, the int3 in byte 0
+ * replaced last, so no thread ever runs a half-written instruction) and resumes
+ * the thread in the copy.  Entries too small for a jmp keep their break: every
+ * call traps and is sent to the copy (state "trapped").  A function that cannot
+ * be relocated gets its original byte back and runs natively ("native").
+ *
+ * Processes: threads and vfork children share their parent's memory and so its
+ * state; fork children get a copy of it (their counters still land in the same
+ * file); a process that calls exec is let go. */
+#include "session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "image.h"
+#include "launch.h"
+#include "module.h"
+#include "reloc.h"
+#include "target.h"
+
+#define JMP_REL32 0xe9
+#define JMP_REL32_SIZE 5
+#define INT3 0xcc
+#define PAGE 4096ull
+#define HEAP_ROOM (1ull << 30) /* leave brk() this much room to grow */
+#define NON_PIE_LIMIT (1ull << 31) /* absolute jump tables need sign-extended disp32 */
+
+typedef struct fn_state {
+  uint8_t state;  /* enum shm_state */
+  uint64_t copy;  /* run-time address of the instrumented copy */
+} fn_state;
+
+typedef struct process {
+  core_target target;
+  int refs;             /* threads and vfork children using this memory */
+  uint64_t bias;
+  uint64_t counters_addr; /* run-time address of counters[0] */
+  shm_arena arena;
+  fn_state *fns;        /* one per module function */
+} process;
+
+typedef struct thread {
+  pid_t tid;
+  process *proc;
+  bool started;         /* its first stop was seen */
+} thread;
+
+struct core_session {
+  core_session_options opt;
+  core_module *module;
+  core_image image;
+  shm_counters counters;
+  char *counters_path;
+  pid_t main_pid;
+  int deferred_sig;     /* signal that arrived during start-up */
+  thread *threads;
+  size_t nthreads, cap;
+  pid_t early[64];      /* tids whose first stop came before their parent's event */
+  size_t nearly;
+  core_session_stats stats;
+};
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* {=== threads ===*/
+
+static thread *find_thread(core_session *s, pid_t tid) {
+  for (size_t i = 0; i < s->nthreads; i++)
+    if (s->threads[i].tid == tid) return &s->threads[i];
+  return NULL;
+}
+
+static lp_status add_thread(core_session *s, pid_t tid, process *p, bool started) {
+  if (s->nthreads == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    thread *t = realloc(s->threads, cap * sizeof *t);
+    if (!t) return lp_fail("out of memory");
+    s->threads = t;
+    s->cap = cap;
+  }
+  s->threads[s->nthreads++] = (thread){tid, p, started};
+  p->refs++;
+  return LP_OK;
+}
+
+static void release_process(process *p) {
+  if (--p->refs > 0) return;
+  core_target_close(&p->target);
+  free(p->fns);
+  free(p);
+}
+
+static void remove_thread(core_session *s, thread *th) {
+  process *p = th->proc;
+  *th = s->threads[--s->nthreads];
+  release_process(p);
+}
+
+/* }=== */
+
+/* {=== breaks ===*/
+
+static long find_function(const core_module *m, uint64_t addr) {
+  size_t lo = 0, hi = m->nfunctions;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (m->functions[mid].addr < addr) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < m->nfunctions && m->functions[lo].addr == addr ? (long)lo : -1;
+}
+
+static uint8_t original_byte(const core_session *s, uint64_t link_addr) {
+  return s->image.bytes[link_addr - s->image.base];
+}
+
+/* Writes an int3 (or, with RESTORE, the original byte) at the entry of every
+ * function whose state is in MASK, one read and one write per page. */
+static lp_status write_entries(core_session *s, process *p, unsigned mask, bool restore) {
+  const core_module *m = s->module;
+  uint8_t page[PAGE];
+  for (size_t i = 0; i < m->nfunctions;) {
+    if (!(mask & (1u << p->fns[i].state))) {
+      i++;
+      continue;
+    }
+    uint64_t base = (m->functions[i].addr + p->bias) & ~(PAGE - 1);
+    LP_CHECK(core_mem_read(&p->target, base, page, sizeof page));
+    for (; i < m->nfunctions && ((m->functions[i].addr + p->bias) & ~(PAGE - 1)) == base; i++) {
+      if (!(mask & (1u << p->fns[i].state))) continue;
+      uint64_t at = m->functions[i].addr + p->bias;
+      page[at - base] = restore ? original_byte(s, m->functions[i].addr) : INT3;
+    }
+    LP_CHECK(core_mem_write(&p->target, base, page, sizeof page));
+  }
+  return LP_OK;
+}
+
+static lp_status leave_native(core_session *s, process *p, long i, const char *why) {
+  const core_function *fn = &s->module->functions[i];
+  uint8_t orig = original_byte(s, fn->addr);
+  p->fns[i].state = SHM_NATIVE;
+  shm_set_state(&s->counters, (uint32_t)i, SHM_NATIVE, why);
+  s->stats.native++;
+  fprintf(stderr, "lazyprobe: not instrumented: %s: %s\n", fn->name, why);
+  return core_mem_write(&p->target, fn->addr + p->bias, &orig, 1);
+}
+
+/* Relocates function I of process P, whose entry just trapped. */
+static lp_status instrument(core_session *s, process *p, long i) {
+  const core_function *fn = &s->module->functions[i];
+  uint64_t entry = fn->addr + p->bias;
+  reloc_function_desc desc = {
+      .entry = entry,
+      .lo = entry,
+      .hi = entry + fn->size,
+      .code = s->image.bytes,
+      .code_base = s->image.base + p->bias,
+      .code_size = s->image.size,
+  };
+  reloc_probes probes = {.entry_counter = p->counters_addr + 8 * (uint64_t)i, .atomic = s->opt.atomic};
+  reloc_plan *plan;
+  reloc_info info;
+  if (reloc_plan_function(&desc, &probes, &plan, &info) != LP_OK)
+    return leave_native(s, p, i, lp_error());
+
+  uint64_t dest;
+  uint8_t *copy = NULL;
+  if (shm_arena_alloc(&p->arena, info.copy_size, 16, &dest) != LP_OK ||
+      !(copy = malloc(info.copy_size ? info.copy_size : 1)) || reloc_emit(plan, dest, copy) != LP_OK) {
+    free(copy);
+    reloc_plan_free(plan);
+    return leave_native(s, p, i, copy ? lp_error() : "out of memory");
+  }
+  reloc_plan_free(plan);
+  lp_status st = core_mem_write(&p->target, dest, copy, info.copy_size);
+  free(copy);
+  LP_CHECK(st);
+
+  /* A jmp may overwrite bytes 1..4 only if they belong to this function and no
+   * path that leaves the copy can come back to them in the original body. */
+  bool patch = fn->room >= JMP_REL32_SIZE &&
+               !(info.leaves_to_original && info.min_inner_target < JMP_REL32_SIZE);
+  if (patch) {
+    int32_t rel = (int32_t)(dest - (entry + JMP_REL32_SIZE));
+    uint8_t op = JMP_REL32;
+    LP_CHECK(core_mem_write(&p->target, entry + 1, &rel, sizeof rel));
+    LP_CHECK(core_mem_write(&p->target, entry, &op, 1)); /* the int3 goes last */
+  }
+  p->fns[i].copy = dest;
+  p->fns[i].state = patch ? SHM_RELOCATED : SHM_TRAPPED;
+  char note[96] = "";
+  if (!patch)
+    snprintf(note, sizeof note, "%s; every call traps",
+             fn->room < JMP_REL32_SIZE ? "entry too small for a jmp" : "body re-entered from outside the copy");
+  else if (info.leaves_to_original)
+    snprintf(note, sizeof note, "an indirect jump leaves the copy");
+  shm_set_state(&s->counters, (uint32_t)i, p->fns[i].state, note);
+  s->stats.instrumented++;
+  return LP_OK;
+}
+
+/* A SIGTRAP in TH: ours if it is an int3 at a function entry. */
+static lp_status on_trap(core_session *s, thread *th, bool *ours) {
+  siginfo_t si;
+  *ours = false;
+  if (ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) != 0 || si.si_code != SI_KERNEL) return LP_OK;
+  struct user_regs_struct regs;
+  LP_CHECK(core_regs_get(th->tid, &regs));
+  process *p = th->proc;
+  uint64_t at = regs.rip - 1;
+  long i = find_function(s->module, at - p->bias);
+  if (i < 0) return LP_OK;
+  *ours = true;
+
+  uint64_t t0 = now_ns();
+  if (p->fns[i].state == SHM_NOT_RUN) {
+    LP_CHECK(instrument(s, p, i));
+    s->stats.instrument_ns += now_ns() - t0;
+  } else if (p->fns[i].state == SHM_TRAPPED) {
+    s->stats.trapped_calls++;
+  }
+  regs.rip = p->fns[i].state == SHM_NATIVE ? at : p->fns[i].copy;
+  return core_regs_set(th->tid, &regs);
+}
+
+/* }=== */
+
+/* {=== start-up ===*/
+
+static lp_status remote(core_session *s, process *p, uint64_t scratch, long nr, uint64_t a0, uint64_t a1,
+                        uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, int64_t *ret) {
+  const uint64_t args[6] = {a0, a1, a2, a3, a4, a5};
+  LP_CHECK(core_remote_syscall(&p->target, s->main_pid, scratch, nr, args, ret, &s->deferred_sig));
+  if (*ret < 0 && *ret > -4096) return lp_fail("system call %ld in the program: %s", nr, strerror((int)-*ret));
+  return LP_OK;
+}
+
+/* Maps the counters (read-write, shared) and the code arena (read-execute,
+ * private, anonymous: nobody but lazyprobe, through ptrace, can write it)
+ * into the target, within reach of the module. */
+static lp_status map_into_target(core_session *s, process *p, uint64_t scratch) {
+  const core_module *m = s->module;
+  uint64_t exec_size = 0;
+  for (size_t i = 0; i < m->nexec; i++) exec_size += m->exec[i].size;
+  uint64_t counters_size = shm_target_size(&s->counters);
+  uint64_t arena_size = ((exec_size * 3 + (1u << 20)) + PAGE - 1) & ~(PAGE - 1);
+  uint64_t gap = 16 * PAGE;
+
+  shm_range *mapped;
+  size_t nmapped;
+  uint64_t at;
+  LP_CHECK(core_maps_read(p->target.pid, HEAP_ROOM, &mapped, &nmapped));
+  lp_status st = shm_place_near(mapped, nmapped, m->min_vaddr + p->bias, m->max_vaddr + p->bias,
+                                counters_size + gap + arena_size, m->is_pie ? UINT64_MAX : NON_PIE_LIMIT, &at);
+  free(mapped);
+  LP_CHECK(st);
+
+  char path[PATH_MAX];
+  char *dir = realpath(s->opt.outdir, NULL);
+  if (!dir) return lp_fail("%s: %s", s->opt.outdir, strerror(errno));
+  snprintf(path, sizeof path, "%s/lazyprobe.%d.counters", dir, (int)s->main_pid);
+  free(dir);
+  uint64_t path_addr;
+  int64_t fd, ret;
+  LP_CHECK(core_push_bytes(&p->target, s->main_pid, path, strlen(path) + 1, &path_addr));
+  LP_CHECK(remote(s, p, scratch, SYS_open, path_addr, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0, 0, 0, 0, &fd));
+
+  /* The target must have opened the very file we created, not one swapped in. */
+  char link[64];
+  struct stat mine, theirs;
+  snprintf(link, sizeof link, "/proc/%d/fd/%d", (int)s->main_pid, (int)fd);
+  if (fstat(s->counters.fd, &mine) != 0 || stat(link, &theirs) != 0 || mine.st_dev != theirs.st_dev ||
+      mine.st_ino != theirs.st_ino)
+    return lp_fail("%s was replaced while the program opened it", path);
+
+  st = remote(s, p, scratch, SYS_mmap, at, counters_size, PROT_READ | PROT_WRITE,
+              MAP_SHARED | MAP_FIXED_NOREPLACE, (uint64_t)fd, shm_target_offset(&s->counters), &ret);
+  if (st == LP_OK && (uint64_t)ret != at) st = lp_fail("counters mapped at 0x%" PRIx64 ", not 0x%" PRIx64, ret, at);
+  int64_t ignored;
+  lp_status closed = remote(s, p, scratch, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0, &ignored);
+  LP_CHECK(st);
+  LP_CHECK(closed);
+  p->counters_addr = at;
+
+  uint64_t arena_at = at + counters_size + gap;
+  LP_CHECK(remote(s, p, scratch, SYS_mmap, arena_at, arena_size, PROT_READ | PROT_EXEC,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, (uint64_t)-1, 0, &ret));
+  if ((uint64_t)ret != arena_at) return lp_fail("code arena mapped at 0x%" PRIx64 ", not 0x%" PRIx64, ret, arena_at);
+  p->arena = (shm_arena){arena_at, arena_size, 0};
+  return LP_OK;
+}
+
+static lp_status create_counters(core_session *s, pid_t pid, uint64_t bias) {
+  const core_module *m = s->module;
+  size_t n = m->nfunctions;
+  uint64_t *addr = calloc(n + 1, sizeof *addr), *size = calloc(n + 1, sizeof *size);
+  const char **name = calloc(n + 1, sizeof *name);
+  lp_status st = LP_OK;
+  if (!addr || !size || !name) st = lp_fail("out of memory");
+  for (size_t i = 0; st == LP_OK && i < n; i++) {
+    addr[i] = m->functions[i].addr;
+    size[i] = m->functions[i].size;
+    name[i] = m->functions[i].name;
+  }
+  char *abs = realpath(s->opt.program, NULL);
+  shm_layout_module lm = {abs ? abs : s->opt.program, bias, n, addr, size, name};
+  if (st == LP_OK)
+    st = shm_counters_create(s->opt.outdir_fd, s->opt.outdir, pid, lm.path, &lm, 1, &s->counters);
+  if (st == LP_OK && asprintf(&s->counters_path, "%s/lazyprobe.%d.counters", s->opt.outdir, (int)pid) < 0)
+    st = lp_fail("out of memory");
+  free(abs);
+  free(addr);
+  free(size);
+  free(name);
+  return st;
+}
+
+lp_status core_session_start(const core_session_options *opt, core_session **out) {
+  uint64_t t0 = now_ns();
+  core_session *s = calloc(1, sizeof *s);
+  if (!s) return lp_fail("out of memory");
+  s->opt = *opt;
+  s->counters.fd = -1;
+  lp_status st = core_module_open(opt->program, &s->module);
+  if (st == LP_OK && s->module->nfunctions == 0) st = lp_fail("%s: no functions found", opt->program);
+  if (st == LP_OK) st = core_image_load(opt->program, &s->image);
+  uint64_t entry;
+  if (st == LP_OK) st = core_launch(opt->program, opt->argv, &s->main_pid, &entry);
+  if (st != LP_OK) {
+    core_session_free(s);
+    return LP_ERR;
+  }
+
+  process *p = calloc(1, sizeof *p);
+  if (p) p->target.mem_fd = -1;
+  if (!p || !(p->fns = calloc(s->module->nfunctions, sizeof *p->fns))) st = lp_fail("out of memory");
+  if (st == LP_OK) {
+    p->bias = entry - s->module->entry;
+    st = core_target_open(s->main_pid, &p->target);
+  }
+  if (st == LP_OK) st = add_thread(s, s->main_pid, p, true);
+  if (st == LP_OK) st = create_counters(s, s->main_pid, p->bias);
+  if (st == LP_OK) st = map_into_target(s, p, entry);
+  if (st == LP_OK) st = write_entries(s, p, 1u << SHM_NOT_RUN, false);
+  if (st != LP_OK) {
+    kill(s->main_pid, SIGKILL);
+    waitpid(s->main_pid, NULL, __WALL);
+    if (p && p->refs == 0) {
+      free(p->fns);
+      core_target_close(&p->target);
+      free(p);
+    }
+    core_session_free(s);
+    return LP_ERR;
+  }
+  s->stats.functions = s->module->nfunctions;
+  s->stats.startup_us = (now_ns() - t0) / 1000;
+  *out = s;
+  return LP_OK;
+}
+
+/* }=== */
+
+/* {=== event loop ===*/
+
+static void resume(pid_t tid, int sig) { ptrace(PTRACE_CONT, tid, 0, sig); }
+
+/* A new task reported by its parent's fork/vfork/clone event. */
+static lp_status on_new_task(core_session *s, thread *parent, int event) {
+  unsigned long msg;
+  if (ptrace(PTRACE_GETEVENTMSG, parent->tid, 0, &msg) != 0) return LP_OK;
+  pid_t tid = (pid_t)msg;
+  process *p = parent->proc;
+  if (event == PTRACE_EVENT_FORK) { /* its own memory: a copy of the parent's state */
+    process *child = calloc(1, sizeof *child);
+    if (!child) return lp_fail("out of memory");
+    *child = *p;
+    child->refs = 0;
+    child->fns = malloc(s->module->nfunctions * sizeof *child->fns);
+    if (!child->fns) return lp_fail("out of memory");
+    memcpy(child->fns, p->fns, s->module->nfunctions * sizeof *child->fns);
+    LP_CHECK(core_target_open(tid, &child->target));
+    p = child;
+  }
+  bool started = false;
+  for (size_t i = 0; i < s->nearly; i++)
+    if (s->early[i] == tid) { /* its first stop came first: let it go now */
+      s->early[i] = s->early[--s->nearly];
+      started = true;
+      resume(tid, 0);
+    }
+  return add_thread(s, tid, p, started);
+}
+
+/* Lets the process of TH go on untraced (after exec its image is new). */
+static void let_go(core_session *s, thread *th) {
+  ptrace(PTRACE_DETACH, th->tid, 0, 0);
+  remove_thread(s, th);
+}
+
+/* Stops, restores and detaches every thread still traced (the main process ended). */
+static void detach_all(core_session *s) {
+  while (s->nthreads) {
+    thread *th = &s->threads[0];
+    int status = 0, sig = 0;
+    if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) == 0 && waitpid(th->tid, &status, __WALL) == th->tid &&
+        WIFSTOPPED(status)) {
+      if ((status >> 16) == 0 && WSTOPSIG(status) != SIGTRAP) sig = WSTOPSIG(status);
+      if (th->proc->refs == 1)
+        write_entries(s, th->proc, 1u << SHM_NOT_RUN | 1u << SHM_TRAPPED, true);
+      ptrace(PTRACE_DETACH, th->tid, 0, sig);
+    }
+    remove_thread(s, th);
+  }
+}
+
+lp_status core_session_run(core_session *s, int *wait_status) {
+  resume(s->main_pid, s->deferred_sig);
+  for (;;) {
+    int status;
+    pid_t tid = waitpid(-1, &status, __WALL);
+    if (tid < 0) {
+      if (errno == EINTR) continue;
+      return lp_fail("lost the program: %s", strerror(errno));
+    }
+    thread *th = find_thread(s, tid);
+    if (WIFEXITED(status) || WIFSIGNALED(status)) {
+      if (th) remove_thread(s, th);
+      if (tid != s->main_pid) continue;
+      *wait_status = status;
+      s->counters.header->end = WIFEXITED(status) ? SHM_EXITED : SHM_KILLED;
+      s->counters.header->end_value = WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status);
+      detach_all(s);
+      return LP_OK;
+    }
+    if (!th) { /* a new task stopped before its parent's event arrived */
+      if (s->nearly < sizeof s->early / sizeof s->early[0]) s->early[s->nearly++] = tid;
+      else resume(tid, 0);
+      continue;
+    }
+    int sig = WSTOPSIG(status), event = status >> 16;
+    switch (event) {
+    case 0:
+      if (sig == SIGTRAP) {
+        bool ours;
+        LP_CHECK(on_trap(s, th, &ours));
+        if (ours) sig = 0;
+      }
+      resume(tid, sig);
+      break;
+    case PTRACE_EVENT_STOP:
+      if (th->started && (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU))
+        ptrace(PTRACE_LISTEN, tid, 0, 0); /* a group stop: stay stopped, as without us */
+      else
+        resume(tid, 0);
+      th->started = true;
+      break;
+    case PTRACE_EVENT_FORK:
+    case PTRACE_EVENT_VFORK:
+    case PTRACE_EVENT_CLONE:
+      LP_CHECK(on_new_task(s, th, event));
+      resume(tid, 0);
+      break;
+    case PTRACE_EVENT_EXEC:
+      let_go(s, th);
+      break;
+    default:
+      resume(tid, 0);
+    }
+  }
+}
+
+void core_session_forward_signal(core_session *s, int sig) { kill(s->main_pid, sig); }
+
+/* }=== */
+
+const shm_counters *core_session_counters(const core_session *s) { return &s->counters; }
+const char *core_session_counters_path(const core_session *s) { return s->counters_path; }
+const core_session_stats *core_session_get_stats(const core_session *s) { return &s->stats; }
+
+void core_session_free(core_session *s) {
+  if (!s) return;
+  while (s->nthreads) remove_thread(s, &s->threads[0]);
+  free(s->threads);
+  shm_counters_close(&s->counters);
+  core_image_free(&s->image);
+  if (s->module) core_module_close(s->module);
+  free(s->counters_path);
+  free(s);
+}

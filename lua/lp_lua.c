@@ -1,0 +1,328 @@
+/* lp_lua.c — Lua state, collector loading and the `lazyprobe` library table.
+ *
+ * The library (see docs/COLLECTORS.md):
+ *   lazyprobe.print(line)        one report line (stderr with prefix while live)
+ *   lazyprobe.write(name, text)  write a file in the output directory
+ *   lazyprobe.basename(path)
+ * and report(run) receives run.functions (merged over all counters files by
+ * module and address), run.processes and run.outdir. */
+#include "lp_lua.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef LP_COLLECTORS_DIR
+#define LP_COLLECTORS_DIR "collectors"
+#endif
+
+struct lp_lua {
+  lua_State *L;
+  lp_lua_options opt;
+  int ncollectors; /* their tables are in the registry list at collectors_ref */
+  int collectors_ref;
+};
+
+static const char *state_names[] = {"not run", "relocated", "trapped", "native"};
+
+const char *lp_lua_collectors_dir(void) {
+  const char *env = getenv("LAZYPROBE_COLLECTORS");
+  return env && *env ? env : LP_COLLECTORS_DIR;
+}
+
+static lp_lua *self(lua_State *L) {
+  return *(lp_lua **)lua_getextraspace(L);
+}
+
+/* {=== library ===*/
+
+static int l_print(lua_State *L) {
+  const char *line = luaL_checkstring(L, 1);
+  if (self(L)->opt.live) fprintf(stderr, "lazyprobe: %s\n", line);
+  else printf("%s\n", line);
+  return 0;
+}
+
+static int l_write(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  size_t len;
+  const char *text = luaL_checklstring(L, 2, &len);
+  lp_lua *lp = self(L);
+  if (strchr(name, '/')) return luaL_argerror(L, 1, "a file name, not a path");
+  int fd = openat(lp->opt.outdir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s/%s: %s", lp->opt.outdir, name, strerror(errno));
+    return 2;
+  }
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = write(fd, text + done, len - done);
+    if (n <= 0) break;
+    done += (size_t)n;
+  }
+  close(fd);
+  if (done != len) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s/%s: short write", lp->opt.outdir, name);
+    return 2;
+  }
+  lua_pushfstring(L, "%s/%s", lp->opt.outdir, name);
+  return 1;
+}
+
+static int l_basename(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  const char *slash = strrchr(path, '/');
+  lua_pushstring(L, slash ? slash + 1 : path);
+  return 1;
+}
+
+static const luaL_Reg library[] = {
+    {"print", l_print}, {"write", l_write}, {"basename", l_basename}, {NULL, NULL}};
+
+/* }=== */
+
+lp_status lp_lua_new(const lp_lua_options *opt, lp_lua **out) {
+  lp_lua *lp = calloc(1, sizeof *lp);
+  if (!lp || !(lp->L = luaL_newstate())) {
+    free(lp);
+    return lp_fail("cannot create the Lua state");
+  }
+  lp->opt = *opt;
+  *(lp_lua **)lua_getextraspace(lp->L) = lp;
+  luaL_openlibs(lp->L);
+  luaL_newlib(lp->L, library);
+  lua_pushstring(lp->L, opt->outdir ? opt->outdir : "");
+  lua_setfield(lp->L, -2, "outdir");
+  lua_setglobal(lp->L, "lazyprobe");
+
+  /* require() finds the collectors' shared modules in collectors/lib */
+  lua_getglobal(lp->L, "package");
+  lua_pushfstring(lp->L, "%s/lib/?.lua", lp_lua_collectors_dir());
+  lua_setfield(lp->L, -2, "path");
+  lua_pop(lp->L, 1);
+
+  lua_newtable(lp->L);
+  lp->collectors_ref = luaL_ref(lp->L, LUA_REGISTRYINDEX);
+  *out = lp;
+  return LP_OK;
+}
+
+void lp_lua_free(lp_lua *lp) {
+  if (!lp) return;
+  lua_close(lp->L);
+  free(lp);
+}
+
+static int traceback(lua_State *L) {
+  luaL_traceback(L, L, lua_tostring(L, 1), 1);
+  return 1;
+}
+
+/* Runs the function on top of the stack with NARGS arguments below it,
+ * leaving NRES results; on error prints it once. */
+static bool call(lp_lua *lp, int nargs, int nres, const char *what) {
+  lua_State *L = lp->L;
+  int base = lua_gettop(L) - nargs;
+  lua_pushcfunction(L, traceback);
+  lua_insert(L, base);
+  int rc = lua_pcall(L, nargs, nres, base);
+  lua_remove(L, base);
+  if (rc == LUA_OK) return true;
+  fprintf(stderr, "lazyprobe: collector %s: %s\n", what, lua_tostring(L, -1));
+  lua_pop(L, 1);
+  return false;
+}
+
+static bool is_path(const char *name) {
+  size_t n = strlen(name);
+  return strchr(name, '/') || (n > 4 && strcmp(name + n - 4, ".lua") == 0);
+}
+
+/* Loads one collector and leaves its table on the stack. */
+static bool load_one(lp_lua *lp, const char *name) {
+  lua_State *L = lp->L;
+  char path[4096];
+  if (is_path(name)) snprintf(path, sizeof path, "%s", name);
+  else snprintf(path, sizeof path, "%s/%s.lua", lp_lua_collectors_dir(), name);
+  if (!is_path(name) && access(path, R_OK) != 0) {
+    fprintf(stderr, "lazyprobe: no collector named '%s' (see `lazyprobe collectors`)\n", name);
+    return false;
+  }
+  if (luaL_loadfile(L, path) != LUA_OK) {
+    fprintf(stderr, "lazyprobe: collector %s: %s\n", name, lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return false;
+  }
+  if (!call(lp, 0, 1, name)) return false;
+  if (!lua_istable(L, -1)) {
+    fprintf(stderr, "lazyprobe: collector %s: %s must return a table\n", name, path);
+    lua_pop(L, 1);
+    return false;
+  }
+  if (lua_getfield(L, -1, "name") != LUA_TSTRING) {
+    lua_pop(L, 1);
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "name");
+  } else {
+    lua_pop(L, 1);
+  }
+  return true;
+}
+
+lp_status lp_lua_load(lp_lua *lp, const char *spec) {
+  lua_State *L = lp->L;
+  char *copy = strdup(spec), *save = NULL;
+  if (!copy) return lp_fail("out of memory");
+  int asked = 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lp->collectors_ref);
+  for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+    asked++;
+    if (load_one(lp, name)) lua_rawseti(L, -2, ++lp->ncollectors);
+  }
+  lua_pop(L, 1);
+  free(copy);
+  if (asked == 0) return lp_fail("no collector given");
+  if (lp->ncollectors == 0) return lp_fail("no collector could be loaded");
+  return LP_OK;
+}
+
+static void push_hex(lua_State *L, uint64_t v) {
+  char buf[24];
+  snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  lua_pushstring(L, buf);
+}
+
+/* Builds the run table: functions merged by module path and address. */
+static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
+  lua_State *L = lp->L;
+  lua_newtable(L); /* run */
+  lua_pushstring(L, lp->opt.outdir ? lp->opt.outdir : "");
+  lua_setfield(L, -2, "outdir");
+
+  lua_newtable(L); /* processes */
+  for (size_t f = 0; f < nfiles; f++) {
+    const shm_header *h = files[f].header;
+    lua_newtable(L);
+    lua_pushinteger(L, h->pid);
+    lua_setfield(L, -2, "pid");
+    lua_pushstring(L, shm_string(&files[f], h->program));
+    lua_setfield(L, -2, "program");
+    if (h->end == SHM_EXITED) lua_pushfstring(L, "exit %d", (int)h->end_value);
+    else if (h->end == SHM_KILLED) lua_pushfstring(L, "signal %d", (int)h->end_value);
+    else lua_pushstring(L, "running");
+    lua_setfield(L, -2, "end");
+    lua_rawseti(L, -2, (lua_Integer)f + 1);
+  }
+  lua_setfield(L, -2, "processes");
+
+  lua_newtable(L); /* functions */
+  lua_newtable(L); /* index: "module\0addr" -> function table */
+  int n = 0;
+  for (size_t f = 0; f < nfiles; f++) {
+    const shm_counters *c = &files[f];
+    const shm_function *fns = shm_functions(c);
+    const shm_module *mods = shm_modules(c);
+    const volatile uint64_t *counts = shm_counter_array(c);
+    for (uint32_t i = 0; i < c->header->nfunctions; i++) {
+      const char *module = shm_string(c, mods[fns[i].module].path);
+      uint64_t count = fns[i].counter < c->header->ncounters ? counts[fns[i].counter] : 0;
+      uint32_t state = fns[i].state < 4 ? fns[i].state : 0;
+      lua_pushfstring(L, "%s|%I", module, (lua_Integer)fns[i].addr);
+      if (lua_rawget(L, -2) == LUA_TTABLE) { /* seen in another process: add up */
+        lua_getfield(L, -1, "count");
+        lua_Integer before = lua_tointeger(L, -1);
+        lua_pop(L, 1);
+        lua_pushinteger(L, before + (lua_Integer)count);
+        lua_setfield(L, -2, "count");
+        lua_pop(L, 1);
+        continue;
+      }
+      lua_pop(L, 1);
+      lua_newtable(L);
+      lua_pushstring(L, shm_string(c, fns[i].name));
+      lua_setfield(L, -2, "name");
+      lua_pushstring(L, module);
+      lua_setfield(L, -2, "module");
+      lua_pushinteger(L, (lua_Integer)fns[i].addr);
+      lua_setfield(L, -2, "address");
+      push_hex(L, fns[i].addr);
+      lua_setfield(L, -2, "address_hex");
+      lua_pushinteger(L, (lua_Integer)fns[i].size);
+      lua_setfield(L, -2, "size");
+      lua_pushinteger(L, (lua_Integer)count);
+      lua_setfield(L, -2, "count");
+      lua_pushstring(L, state_names[state]);
+      lua_setfield(L, -2, "state");
+      lua_pushstring(L, shm_note(c, &fns[i]));
+      lua_setfield(L, -2, "note");
+      lua_pushfstring(L, "%s|%I", module, (lua_Integer)fns[i].addr);
+      lua_pushvalue(L, -2);
+      lua_rawset(L, -4); /* index[key] = fn */
+      lua_rawseti(L, -3, ++n);
+    }
+  }
+  lua_pop(L, 1); /* index */
+  lua_setfield(L, -2, "functions");
+}
+
+lp_status lp_lua_report(lp_lua *lp, const shm_counters *files, size_t nfiles, int *failures) {
+  lua_State *L = lp->L;
+  *failures = 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lp->collectors_ref);
+  for (int i = 1; i <= lp->ncollectors; i++) {
+    lua_rawgeti(L, -1, i);
+    lua_getfield(L, -1, "name");
+    char name[128];
+    snprintf(name, sizeof name, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    if (lua_getfield(L, -1, "report") != LUA_TFUNCTION) {
+      lua_pop(L, 2);
+      continue;
+    }
+    push_run(lp, files, nfiles);
+    if (!call(lp, 1, 0, name)) ++*failures;
+    lua_pop(L, 1); /* collector */
+  }
+  lua_pop(L, 1);
+  return LP_OK;
+}
+
+lp_status lp_lua_list(lp_lua *lp) {
+  const char *dir = lp_lua_collectors_dir();
+  DIR *d = opendir(dir);
+  if (!d) return lp_fail("%s: %s", dir, strerror(errno));
+  struct dirent *e;
+  char *names[64];
+  int n = 0;
+  while ((e = readdir(d)) && n < 64) {
+    size_t len = strlen(e->d_name);
+    if (len > 4 && strcmp(e->d_name + len - 4, ".lua") == 0) names[n++] = strndup(e->d_name, len - 4);
+  }
+  closedir(d);
+  for (int i = 0; i < n; i++)
+    for (int j = i + 1; j < n; j++)
+      if (strcmp(names[j], names[i]) < 0) {
+        char *t = names[i];
+        names[i] = names[j];
+        names[j] = t;
+      }
+  for (int i = 0; i < n; i++) {
+    if (load_one(lp, names[i])) {
+      lua_getfield(lp->L, -1, "outputs");
+      printf("%-12s %s\n", names[i], lua_isstring(lp->L, -1) ? lua_tostring(lp->L, -1) : "");
+      lua_pop(lp->L, 2);
+    }
+    free(names[i]);
+  }
+  return LP_OK;
+}
