@@ -1,0 +1,53 @@
+#!/bin/sh
+# setup.sh — the README's two commands: installs what is missing (Debian 12),
+# builds lazyprobe, then runs it on the bundled example or runs the whole
+# test suite.
+#   tools/setup.sh example   build, then `lazyprobe run -c calls` on tests/example
+#   tools/setup.sh test      build, then unit tests and the integration suite
+set -eu
+cd "$(dirname "$0")/.."
+
+packages="gcc libc6-dev make pkg-config meson ninja-build python3 binutils valgrind
+  libelf-dev libdw-dev libunwind-dev libzydis-dev libzycore-dev libcapstone-dev liblua5.4-dev"
+
+missing=""
+for p in $packages; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "setup: installing:$missing"
+  as_root=""
+  [ "$(id -u)" = 0 ] || as_root="sudo"
+  $as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+if [ -f build/build.ninja ]; then
+  meson configure build -Dwerror=true >/dev/null
+else
+  meson setup build -Dwerror=true >/dev/null
+fi
+ninja -C build >/dev/null
+
+case "${1:-example}" in
+example)
+  mkdir -p build/example
+  gcc -O2 -o build/example/wordfreq tests/example/wordfreq.c
+  echo "setup: lazyprobe run -c calls -o build/example/out -- build/example/wordfreq < README.md"
+  build/tools/lazyprobe run -c calls -o build/example/out -- build/example/wordfreq < README.md
+  ;;
+test)
+  unit_log=build/unit-tests.log
+  if meson test -C build --print-errorlogs >"$unit_log" 2>&1; then unit_failed=0; else unit_failed=1; fi
+  unit_passed=$(sed -n 's/^Ok: *//p' "$unit_log")
+  unit_failed_n=$(sed -n 's/^Fail: *//p' "$unit_log")
+  [ "$unit_failed" = 0 ] || cat "$unit_log"
+  echo "unit tests: ${unit_passed:-0} passed, ${unit_failed_n:-0} failed"
+  python3 tests/run_tests.py --lazyprobe build/tools/lazyprobe -j 2 && suite_failed=0 || suite_failed=1
+  [ "$unit_failed" = 0 ] && [ "$suite_failed" = 0 ]
+  ;;
+*)
+  echo "usage: tools/setup.sh example|test" >&2
+  exit 2
+  ;;
+esac
