@@ -927,6 +927,76 @@ def test_callgrind(ctx, prog_name):
 
 # ------------------------------------------------------------------ main ---
 
+# Debian's own binaries, written by nobody here: same stdout, stderr and status
+# with and without lazyprobe, and a real share of their functions instrumented.
+DEBIAN_COMMANDS = [
+    ('ls', ['ls', '-lan', '--time-style=+', '/usr/include/linux'], None),
+    ('grep', ['grep', '-c', '7', '{nums}'], None),
+    ('sed', ['sed', 's/1/x/g', '{nums}'], None),
+    ('sort', ['sort', '-r', '{nums}'], None),
+    ('gzip', ['gzip', '-c', '-n', '{nums}'], None),
+    ('gunzip', ['gzip', '-dc'], '{nums_gz}'),
+    ('tar', ['tar', '-cf', '-', '--sort=name', '--mtime=@0', '-C', '{here}', 'corpus'], None),
+    ('find', ['find', '/usr/include/linux', '-name', '*.h'], None),
+    ('diff', ['diff', '{nums}', '{nums_rev}'], None),
+    ('awk', ['awk', '{s += $1} END {print s}', '{nums}'], None),
+    ('md5sum', ['md5sum', '{nums}'], None),
+    ('wc', ['wc', '{nums}'], None),
+    ('perl', ['perl', '-e', 'my %h; $h{$_ % 97}++ for 1..200000; print join(",", map {$h{$_}} sort {$a <=> $b} keys %h), "\n"'], None),
+    ('bash', ['bash', '-c', 'f() { [ $1 -le 1 ] && echo 1 || echo $(( $1 * $(f $(( $1 - 1 ))) )); }; f 15'], None),
+]
+
+
+def make_debian_inputs(ctx):
+    """Made once, before the tests run in parallel."""
+    d = ctx.scratch('debian-inputs')
+    nums = os.path.join(d, 'nums.txt')
+    with open(nums, 'w') as f:
+        f.write(''.join('%d\n' % i for i in range(1, 30001)))
+    with open(os.path.join(d, 'nums_rev.txt'), 'w') as f:
+        f.write(''.join('%d\n' % i for i in range(30000, 0, -7)))
+    with open(os.path.join(d, 'nums.gz'), 'wb') as f:
+        subprocess.run(['gzip', '-c', '-n', nums], stdout=f, check=True)
+    ctx.debian_inputs = {'{nums}': nums, '{nums_rev}': os.path.join(d, 'nums_rev.txt'),
+                         '{nums_gz}': os.path.join(d, 'nums.gz'), '{here}': HERE}
+
+
+def fill(arg, inputs):
+    for key, value in inputs.items():
+        arg = arg.replace(key, value)
+    return arg
+
+
+def test_debian(ctx, name, argv, stdin):
+    tname = 'debian/' + name
+    argv = [fill(a, ctx.debian_inputs) for a in argv]
+    stdin = fill(stdin, ctx.debian_inputs) if stdin else None
+    if not shutil.which(argv[0]):
+        return [(tname, ['%s is not installed' % argv[0]])]
+    outdir = ctx.scratch('debian-' + name)
+    nst, nout, nerr, _ = run_proc(argv, stdin)
+    lst, lout, lerr, timed_out = run_proc([ctx.lp, 'run', '-c', 'calls', '-o', outdir,
+                                           '--'] + argv, stdin, timeout=RUN_TIMEOUT)
+    probs = []
+    if timed_out:
+        probs.append('timed out')
+    if nst != lst:
+        probs.append('status native %s vs lazyprobe %s' % (nst, lst))
+    if nout != lout:
+        probs.append('stdout differs: ' + first_diff(nout, lout))
+    if nerr != non_lp_stderr(lerr):
+        probs.append('stderr differs: ' + first_diff(nerr, non_lp_stderr(lerr)))
+    if not probs:
+        calls = load_calls(outdir)
+        ran = [f for f in calls['functions'] if f['count'] > 0]
+        native = [f['name'] for f in calls['functions'] if f['state'] == 'native']
+        if len(ran) < 10:
+            probs.append('only %d functions counted' % len(ran))
+        if native:
+            probs.append('left native: %s' % ', '.join(native[:5]))
+    return [(tname, probs)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -962,6 +1032,9 @@ def main():
         jobs.append(('security/counters_mode_0600', lambda: test_counters_mode(ctx)))
         jobs.append(('security/planted_symlink_existing', lambda: test_symlink(ctx, False)))
         jobs.append(('security/planted_symlink_dangling', lambda: test_symlink(ctx, True)))
+        make_debian_inputs(ctx)
+        for name, argv, stdin in DEBIAN_COMMANDS:
+            jobs.append(('debian/' + name, lambda n=name, a=argv, i=stdin: test_debian(ctx, n, a, i)))
     if args.filter:
         jobs = [j for j in jobs if args.filter in j[0]]
 
