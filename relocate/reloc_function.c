@@ -20,7 +20,7 @@ typedef struct reloc_table {
   x64_table_kind kind;
   uint64_t table;    /* original address */
   size_t nentries;
-  uint64_t *targets; /* original targets, all inside the function */
+  uint64_t *targets; /* original targets; those outside the function stay as they are */
 } reloc_table;
 
 typedef struct reloc_insn {
@@ -187,14 +187,15 @@ static bool read_le(const reloc_function_desc *fn, uint64_t addr, size_t size, u
   return true;
 }
 
-/* Reads a matched table; false when it is not readable or leaves the function. */
+/* Reads a matched table; false when it is not readable.  Entries may leave
+ * the function (gcc sends a switch's cold cases to FUNC.cold): the copy's
+ * table keeps those targets. */
 static bool read_table(const builder *b, const x64_table_match *m, uint64_t *targets) {
   size_t esize = m->kind == X64_TABLE_REL32 ? 4 : 8;
   for (size_t k = 0; k < m->nentries; k++) {
     uint64_t e;
     if (!read_le(b->fn, m->table + k * esize, esize, &e)) return false;
     targets[k] = m->kind == X64_TABLE_REL32 ? m->table + (uint64_t)(int64_t)(int32_t)e : e;
-    if (!inside(b->p, targets[k])) return false;
   }
   return true;
 }
@@ -239,7 +240,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
     }
     p->insns[p->at[m.ref - p->lo] - 1].table_ref = (int32_t)t; /* m.ref was decoded */
     for (size_t k = 0; k < p->tables[t].nentries; k++)
-      LP_CHECK(push_work(b, p->tables[t].targets[k]));
+      if (inside(p, p->tables[t].targets[k])) LP_CHECK(push_work(b, p->tables[t].targets[k]));
     *more = true;
   }
   return LP_OK;
@@ -298,11 +299,15 @@ static lp_status layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off) {
     x64_put_align(w, tb->kind == X64_TABLE_REL32 ? 4 : 8, /*int3=*/0xcc);
     x64_put_label(w, p->n + t);
     for (size_t e = 0; e < tb->nentries; e++) {
-      size_t l = (size_t)label_of(ctx, tb->targets[e]);
-      if (tb->kind == X64_TABLE_REL32)
-        x64_put_label_diff32(w, l, p->n + t);
+      long l = label_of(ctx, tb->targets[e]);
+      if (tb->kind == X64_TABLE_REL32 && l >= 0)
+        x64_put_label_diff32(w, (size_t)l, p->n + t);
+      else if (tb->kind == X64_TABLE_REL32)
+        x64_put_address_diff32(w, tb->targets[e], p->n + t);
+      else if (l >= 0)
+        x64_put_label_abs64(w, (size_t)l);
       else
-        x64_put_label_abs64(w, l);
+        x64_put_u64(w, tb->targets[e]);
     }
   }
   return x64_writer_flush(w);
@@ -343,6 +348,7 @@ static void fill_info(const reloc_plan *p, bool leaves, reloc_info *info) {
   for (size_t t = 0; t < p->ntables; t++)
     for (size_t e = 0; e < p->tables[t].nentries; e++) {
       uint64_t a = p->tables[t].targets[e];
+      if (!inside(p, a)) continue;
       if (target) target[a - p->lo] = true;
       if (a > p->entry && a - p->entry < info->min_inner_target)
         info->min_inner_target = a - p->entry;

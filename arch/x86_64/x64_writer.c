@@ -164,6 +164,21 @@ void x64_put_label_abs64(x64_writer *w, size_t label) {
   put_le(w, 0, 8);
 }
 
+void x64_put_u64(x64_writer *w, uint64_t v) { put_le(w, v, 8); }
+
+void x64_put_address_diff32(x64_writer *w, uint64_t address, size_t base) {
+  if (base >= w->nlabels || w->label_at[base] < 0) {
+    fail(w, "table base label %zu not placed before its entries", base);
+    return;
+  }
+  int64_t v = (int64_t)(address - (w->pc + (uint64_t)w->label_at[base]));
+  if (w->code && v != (int32_t)v) {
+    fail(w, "0x%" PRIx64 " out of 32-bit reach of its table", address);
+    return;
+  }
+  put_le(w, (uint64_t)v, 4);
+}
+
 static bool placed(x64_writer *w, size_t label) {
   if (label < w->nlabels && w->label_at[label] >= 0) return true;
   fail(w, "label %zu referenced but never placed", label);

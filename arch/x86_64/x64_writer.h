@@ -77,4 +77,9 @@ void x64_put_insn_abs32_label(x64_writer *w, const uint8_t *insn, size_t len, si
 void x64_put_label_diff32(x64_writer *w, size_t label, size_t base);
 void x64_put_label_abs64(x64_writer *w, size_t label);
 
+/* Data naming an address outside the code: int32 (ADDRESS - BASE), where BASE
+ * is already placed, and a plain uint64. */
+void x64_put_address_diff32(x64_writer *w, uint64_t address, size_t base);
+void x64_put_u64(x64_writer *w, uint64_t v);
+
 #endif
