@@ -44,6 +44,11 @@
 #define PAGE 4096ull
 #define HEAP_ROOM (1ull << 30) /* leave brk() this much room to grow */
 #define NON_PIE_LIMIT (1ull << 31) /* absolute jump tables need sign-extended disp32 */
+/* After resuming a thread from one of our traps, poll for the next stop this
+ * long before sleeping: first hits come in bursts, and a sleeping tracer costs
+ * a cross-CPU wake-up per trap (~50 us round trip here against ~16 us polled,
+ * see docs/PERFORMANCE.md). */
+#define SPIN_NS 50000ull
 
 typedef struct fn_state {
   uint8_t state;  /* enum shm_state */
@@ -207,9 +212,14 @@ static lp_status instrument(core_session *s, process *p, long i) {
                !(info.leaves_to_original && info.min_inner_target < JMP_REL32_SIZE);
   if (patch) {
     int32_t rel = (int32_t)(dest - (entry + JMP_REL32_SIZE));
-    uint8_t op = JMP_REL32;
-    LP_CHECK(core_mem_write(&p->target, entry + 1, &rel, sizeof rel));
-    LP_CHECK(core_mem_write(&p->target, entry, &op, 1)); /* the int3 goes last */
+    uint8_t jmp[JMP_REL32_SIZE] = {JMP_REL32};
+    memcpy(jmp + 1, &rel, sizeof rel);
+    if (p->refs == 1) { /* its only thread is stopped: one write */
+      LP_CHECK(core_mem_write(&p->target, entry, jmp, sizeof jmp));
+    } else {
+      LP_CHECK(core_mem_write(&p->target, entry + 1, jmp + 1, sizeof rel));
+      LP_CHECK(core_mem_write(&p->target, entry, jmp, 1)); /* the int3 goes last */
+    }
   }
   p->fns[i].copy = dest;
   p->fns[i].state = patch ? SHM_RELOCATED : SHM_TRAPPED;
@@ -224,12 +234,12 @@ static lp_status instrument(core_session *s, process *p, long i) {
   return LP_OK;
 }
 
-/* A SIGTRAP in TH: ours if it is an int3 at a function entry. */
+/* A SIGTRAP in TH: ours if it stopped just past the int3 we keep at a
+ * function entry (an instruction pointer in the middle of the entry's first
+ * instruction cannot come from anything else). */
 static lp_status on_trap(core_session *s, thread *th, bool *ours) {
-  siginfo_t si;
-  *ours = false;
-  if (ptrace(PTRACE_GETSIGINFO, th->tid, 0, &si) != 0 || si.si_code != SI_KERNEL) return LP_OK;
   struct user_regs_struct regs;
+  *ours = false;
   LP_CHECK(core_regs_get(th->tid, &regs));
   process *p = th->proc;
   uint64_t at = regs.rip - 1;
@@ -439,11 +449,25 @@ static void detach_all(core_session *s) {
   }
 }
 
+/* The next stop or end of any traced task, polled for a while if SPIN. */
+static pid_t wait_any(int *status, bool spin) {
+  if (spin) {
+    uint64_t deadline = now_ns() + SPIN_NS;
+    do {
+      pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
+      if (tid != 0) return tid;
+    } while (now_ns() < deadline);
+  }
+  return waitpid(-1, status, __WALL);
+}
+
 lp_status core_session_run(core_session *s, int *wait_status) {
   resume(s->main_pid, s->deferred_sig);
+  bool spin = true;
   for (;;) {
     int status;
-    pid_t tid = waitpid(-1, &status, __WALL);
+    pid_t tid = wait_any(&status, spin);
+    spin = false;
     if (tid < 0) {
       if (errno == EINTR) continue;
       return lp_fail("lost the program: %s", strerror(errno));
@@ -470,6 +494,7 @@ lp_status core_session_run(core_session *s, int *wait_status) {
         bool ours;
         LP_CHECK(on_trap(s, th, &ours));
         if (ours) sig = 0;
+        spin = ours;
       }
       resume(tid, sig);
       break;
