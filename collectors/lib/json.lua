@@ -1,6 +1,7 @@
 -- json.lua — a small JSON encoder for collectors' output files.
 -- Tables with a non-empty array part (or marked with json.array) become arrays;
 -- other tables become objects with their keys sorted, so output is stable.
+-- Objects whose values are all scalars are written on one line.
 local json = {}
 
 local array_mark = setmetatable({}, { __mode = "k" })
@@ -12,61 +13,86 @@ end
 
 local escapes = { ['"'] = '\\"', ['\\'] = '\\\\', ['\b'] = '\\b', ['\f'] = '\\f',
                   ['\n'] = '\\n', ['\r'] = '\\r', ['\t'] = '\\t' }
+local function escape(c) return escapes[c] or string.format("\\u%04x", c:byte()) end
+
+local find, gsub, format, mtype, sort, concat = string.find, string.gsub, string.format,
+  math.type, table.sort, table.concat
+
+-- keys and values such as module paths repeat: quote each string once
+local quoted = {}
 
 local function quote(s)
-  return '"' .. s:gsub('[%c"\\]', function(c)
-    return escapes[c] or string.format("\\u%04x", c:byte())
-  end) .. '"'
+  local q = quoted[s]
+  if q then return q end
+  if not find(s, '[%c"\\]') then q = '"' .. s .. '"'
+  else q = '"' .. gsub(s, '[%c"\\]', escape) .. '"' end
+  quoted[s] = q
+  return q
 end
 
 local encode
 
-local function encode_table(t, indent, out)
-  local pad, inner = indent, indent .. "  "
-  if array_mark[t] or #t > 0 then
-    if #t == 0 then out[#out + 1] = "[]" return end
-    out[#out + 1] = "[\n"
-    for i, v in ipairs(t) do
-      out[#out + 1] = inner
-      encode(v, inner, out)
-      out[#out + 1] = i < #t and ",\n" or "\n"
-    end
-    out[#out + 1] = pad .. "]"
-    return
-  end
-  local keys = {}
-  for k in pairs(t) do keys[#keys + 1] = tostring(k) end
-  table.sort(keys)
-  if #keys == 0 then out[#out + 1] = "{}" return end
-  -- objects of scalars stay on one line
-  local flat = true
-  for _, k in ipairs(keys) do if type(t[k]) == "table" then flat = false end end
-  out[#out + 1] = flat and "{" or "{\n"
-  for i, k in ipairs(keys) do
-    if not flat then out[#out + 1] = inner end
-    out[#out + 1] = quote(k) .. ": "
-    encode(t[k], inner, out)
-    if i < #keys then out[#out + 1] = flat and ", " or ",\n" end
-  end
-  out[#out + 1] = flat and "}" or "\n" .. pad .. "}"
+local function scalar(v)
+  local ty = type(v)
+  if ty == "string" then return quote(v) end
+  if ty == "number" then return mtype(v) == "integer" and tostring(v) or format("%.17g", v) end
+  if ty == "boolean" then return tostring(v) end
+  if v == nil then return "null" end
+  error("cannot encode a " .. ty .. " as JSON", 4)
 end
 
-encode = function(v, indent, out)
-  local ty = type(v)
-  if ty == "table" then encode_table(v, indent, out)
-  elseif ty == "string" then out[#out + 1] = quote(v)
-  elseif ty == "number" then
-    out[#out + 1] = math.type(v) == "integer" and string.format("%d", v) or string.format("%.17g", v)
-  elseif ty == "boolean" then out[#out + 1] = tostring(v)
-  elseif v == nil then out[#out + 1] = "null"
-  else error("cannot encode a " .. ty .. " as JSON", 3) end
+local function encode_table(t, indent, out, n)
+  local inner = indent .. "  "
+  if array_mark[t] or #t > 0 then
+    local len = #t
+    if len == 0 then out[n + 1] = "[]" return n + 1 end
+    out[n + 1] = "[\n"
+    n = n + 1
+    for i = 1, len do
+      out[n + 1] = inner
+      n = encode(t[i], inner, out, n + 1)
+      out[n + 1] = i < len and ",\n" or "\n"
+      n = n + 1
+    end
+    out[n + 1] = indent .. "]"
+    return n + 1
+  end
+  local keys, flat = {}, true
+  for k, v in pairs(t) do
+    keys[#keys + 1] = tostring(k)
+    if type(v) == "table" then flat = false end
+  end
+  if #keys == 0 then out[n + 1] = "{}" return n + 1 end
+  sort(keys)
+  if flat then
+    local parts = {}
+    for i, k in ipairs(keys) do parts[i] = quote(k) .. ": " .. scalar(t[k]) end
+    out[n + 1] = "{" .. concat(parts, ", ") .. "}"
+    return n + 1
+  end
+  out[n + 1] = "{\n"
+  n = n + 1
+  for i, k in ipairs(keys) do
+    out[n + 1] = inner .. quote(k) .. ": "
+    n = encode(t[k], inner, out, n + 1)
+    out[n + 1] = i < #keys and ",\n" or "\n"
+    n = n + 1
+  end
+  out[n + 1] = indent .. "}"
+  return n + 1
+end
+
+encode = function(v, indent, out, n)
+  if type(v) == "table" then return encode_table(v, indent, out, n) end
+  out[n + 1] = scalar(v)
+  return n + 1
 end
 
 function json.encode(v)
   local out = {}
-  encode(v, "", out)
-  out[#out + 1] = "\n"
-  return table.concat(out)
+  local n = encode(v, "", out, 0)
+  out[n + 1] = "\n"
+  return concat(out)
 end
 
 return json
