@@ -22,15 +22,14 @@ end
 
 function calls.report(run)
   local all, ran, total = {}, {}, 0
-  for _, f in ipairs(run.functions) do
-    all[#all + 1] = f
+  for i, f in ipairs(run.functions) do all[i] = f end
+  table.sort(all, by_count)
+  for _, f in ipairs(all) do
     if f.count > 0 then
       ran[#ran + 1] = f
       total = total + f.count
     end
   end
-  table.sort(all, by_count)
-  table.sort(ran, by_count)
 
   lazyprobe.print(string.format("calls: %d functions ran, %d calls in all (%s)", #ran, total,
                                 describe(run.processes)))

@@ -65,9 +65,16 @@ local function encode_table(t, indent, out, n)
   if #keys == 0 then out[n + 1] = "{}" return n + 1 end
   sort(keys)
   if flat then
-    local parts = {}
-    for i, k in ipairs(keys) do parts[i] = quote(k) .. ": " .. scalar(t[k]) end
-    out[n + 1] = "{" .. concat(parts, ", ") .. "}"
+    out[n + 1] = "{"
+    n = n + 1
+    for i = 1, #keys do
+      local k = keys[i]
+      out[n + 1] = i == 1 and quote(k) or ", " .. quote(k)
+      out[n + 2] = ": "
+      out[n + 3] = scalar(t[k])
+      n = n + 3
+    end
+    out[n + 1] = "}"
     return n + 1
   end
   out[n + 1] = "{\n"
