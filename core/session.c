@@ -3,7 +3,9 @@
  * Start-up: launch to AT_ENTRY, create the counters file, map it and a code
  * arena into the target near the module (remote system calls), then write an
  * int3 at every discovered function entry in one batch.  A hit relocates the
- * whole function with an inlined entry counter, writes the copy to the arena,
+ * whole function with an inlined entry counter (and its direct callees too, so
+ * that they never trap; calls from a copy go straight to the callee's copy when
+ * there is one), writes the copy to the arena,
  * patches the entry with a jmp to it (bytes 1..4 first, the int3 in byte 0
  * replaced last, so no thread ever runs a half-written instruction) and resumes
  * the thread in the copy.  Entries too small for a jmp keep their break: every
@@ -175,8 +177,24 @@ static lp_status leave_native(core_session *s, process *p, long i, const char *w
   return core_mem_write(&p->target, fn->addr + p->bias, &orig, 1);
 }
 
-/* Relocates function I of process P, whose entry just trapped. */
-static lp_status instrument(core_session *s, process *p, long i) {
+typedef struct link_ctx {
+  core_session *s;
+  process *p;
+} link_ctx;
+
+/* Calls and jumps from a new copy go straight to the callee's copy if it has one. */
+static uint64_t copy_of(void *ctx, uint64_t target) {
+  const link_ctx *l = ctx;
+  long j = find_function(l->s->module, target - l->p->bias);
+  return j >= 0 && l->p->fns[j].copy ? l->p->fns[j].copy : target;
+}
+
+#define MAX_EAGER 64 /* callees instrumented along with one first hit */
+
+/* Relocates function I of process P.  With EAGER (a first hit), its direct
+ * callees are relocated too, in the same stop, so that they never trap: one
+ * trap round trip costs several times a relocation (docs/PERFORMANCE.md). */
+static lp_status instrument(core_session *s, process *p, long i, bool eager) {
   const core_function *fn = &s->module->functions[i];
   uint64_t entry = fn->addr + p->bias;
   reloc_function_desc desc = {
@@ -193,10 +211,27 @@ static lp_status instrument(core_session *s, process *p, long i) {
   if (reloc_plan_function(&desc, &probes, &plan, &info) != LP_OK)
     return leave_native(s, p, i, lp_error());
 
+  if (eager) {
+    uint64_t callees[MAX_EAGER];
+    size_t n = reloc_callees(plan, callees, MAX_EAGER);
+    for (size_t k = 0; k < n && k < MAX_EAGER; k++) {
+      long j = callees[k] >= p->bias ? find_function(s->module, callees[k] - p->bias) : -1;
+      if (j < 0 || p->fns[j].state != SHM_NOT_RUN) continue;
+      lp_status st = instrument(s, p, j, false);
+      if (st != LP_OK) {
+        reloc_plan_free(plan);
+        return st;
+      }
+      s->stats.eager++;
+    }
+  }
+
   uint64_t dest;
   uint8_t *copy = NULL;
+  link_ctx links = {s, p};
   if (shm_arena_alloc(&p->arena, info.copy_size, 16, &dest) != LP_OK ||
-      !(copy = malloc(info.copy_size ? info.copy_size : 1)) || reloc_emit(plan, dest, copy) != LP_OK) {
+      !(copy = malloc(info.copy_size ? info.copy_size : 1)) ||
+      reloc_emit(plan, dest, copy, copy_of, &links) != LP_OK) {
     free(copy);
     reloc_plan_free(plan);
     return leave_native(s, p, i, copy ? lp_error() : "out of memory");
@@ -249,7 +284,7 @@ static lp_status on_trap(core_session *s, thread *th, bool *ours) {
 
   uint64_t t0 = now_ns();
   if (p->fns[i].state == SHM_NOT_RUN) {
-    LP_CHECK(instrument(s, p, i));
+    LP_CHECK(instrument(s, p, i, true));
     s->stats.instrument_ns += now_ns() - t0;
   } else if (p->fns[i].state == SHM_TRAPPED) {
     s->stats.trapped_calls++;

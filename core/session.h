@@ -24,6 +24,7 @@ typedef struct core_session_stats {
   uint64_t startup_us;     /* launch to the first instruction of the program, breaks written */
   uint64_t functions;      /* discovered in the main executable */
   uint64_t instrumented;   /* relocated or trapped */
+  uint64_t eager;          /* of those, instrumented as callees of a first hit, before running */
   uint64_t native;         /* left uninstrumented */
   uint64_t trapped_calls;  /* calls counted by a break */
   uint64_t instrument_ns;  /* handling first hits: trap to resume */

@@ -49,9 +49,21 @@ typedef struct reloc_info {
 lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes *probes,
                               reloc_plan **out, reloc_info *info);
 
+/* Where a call or jump to another function should go: the callee's copy when it
+ * has one, else TARGET itself. */
+typedef uint64_t (*reloc_redirect)(void *ctx, uint64_t target);
+
 /* Writes the copy for run-time address DEST into OUT (info.copy_size bytes).
+ * Calls and jumps leaving the function go to REDIRECT(target) (NULL: to their
+ * original targets); a call to the function's own entry goes to the copy.
  * Fails when a displacement does not reach from DEST. */
-lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out);
+lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out, reloc_redirect redirect,
+                     void *ctx);
+
+/* The distinct targets of the direct calls and jumps that leave the function
+ * (its callees and tail callees), at most MAX of them into OUT; returns how
+ * many there are. */
+size_t reloc_callees(const reloc_plan *plan, uint64_t *out, size_t max);
 
 /* Where the instruction at original address ORIG landed in the copy (offset),
  * or -1 if it was not copied. */

@@ -268,9 +268,25 @@ static bool falls_through(const x64_insn *in) {
   }
 }
 
+typedef struct emit_ctx {
+  const reloc_plan *p;
+  reloc_redirect redirect;
+  void *redirect_ctx;
+} emit_ctx;
+
+static long emit_label_of(void *ctx, uint64_t orig) { return label_of((void *)((emit_ctx *)ctx)->p, orig); }
+
+static uint64_t emit_redirect(void *ctx, uint64_t orig) {
+  const emit_ctx *e = ctx;
+  return e->redirect ? e->redirect(e->redirect_ctx, orig) : orig;
+}
+
 /* Writes the copy; one code path for measuring (no buffer) and emitting. */
-static lp_status layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off) {
+static lp_status layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, reloc_redirect redirect,
+                        void *redirect_ctx) {
   void *ctx = (void *)p;
+  emit_ctx e = {p, redirect, redirect_ctx};
+  const x64_targets targets = {emit_label_of, emit_redirect, &e};
   for (size_t k = 0; k < p->n; k++) {
     size_t i = p->order[k];
     const x64_insn *in = &p->insns[i].x;
@@ -281,7 +297,7 @@ static lp_status layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off) {
     if (p->insns[i].table_ref >= 0)
       x64_relocate_table_ref(w, in, p->n + (size_t)p->insns[i].table_ref);
     else
-      x64_relocate_insn(w, in, label_of, ctx);
+      x64_relocate_insn(w, in, &targets);
     if (!falls_through(in)) continue;
     if (p->insns[i].noreturn) {
       x64_put_ud2(w);
@@ -416,7 +432,7 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
 
   x64_writer w;
   if (x64_writer_init(&w, NULL, 0, p->n + p->ntables) != LP_OK) goto out;
-  st = layout(p, &w, p->copy_off);
+  st = layout(p, &w, p->copy_off, NULL, NULL);
   p->copy_size = w.offset;
   x64_writer_clear(&w);
   if (st != LP_OK) goto out;
@@ -430,10 +446,11 @@ out:
   return st;
 }
 
-lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out) {
+lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out, reloc_redirect redirect,
+                     void *ctx) {
   x64_writer w;
   LP_CHECK(x64_writer_init(&w, out, dest, plan->n + plan->ntables));
-  lp_status st = layout(plan, &w, NULL);
+  lp_status st = layout(plan, &w, NULL, redirect, ctx);
   size_t size = w.offset;
   x64_writer_clear(&w);
   if (st != LP_OK)
@@ -442,6 +459,22 @@ lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out) {
     return lp_fail("copy of 0x%" PRIx64 " changed size (%zu, planned %zu)", plan->entry, size,
                    plan->copy_size);
   return LP_OK;
+}
+
+size_t reloc_callees(const reloc_plan *plan, uint64_t *out, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; i < plan->n; i++) {
+    const x64_insn *in = &plan->insns[i].x;
+    bool direct = in->flow == X64_FLOW_CALL || in->flow == X64_FLOW_JMP || in->flow == X64_FLOW_JCC ||
+                  in->flow == X64_FLOW_JCC_SHORT;
+    if (!direct || inside(plan, in->target)) continue;
+    bool seen = false;
+    for (size_t k = 0; k < n && k < max; k++) seen |= out[k] == in->target;
+    if (seen) continue;
+    if (n < max) out[n] = in->target;
+    n++;
+  }
+  return n;
 }
 
 int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig) {

@@ -139,10 +139,10 @@ static int cmd_run(int argc, char **argv) {
   if (stats) {
     const core_session_stats *k = core_session_get_stats(s);
     fprintf(stderr,
-            "lazyprobe: stats: startup_us=%llu functions=%llu instrumented=%llu native=%llu "
+            "lazyprobe: stats: startup_us=%llu functions=%llu instrumented=%llu eager=%llu native=%llu "
             "trapped_calls=%llu instrument_us=%llu\n",
             (unsigned long long)k->startup_us, (unsigned long long)k->functions,
-            (unsigned long long)k->instrumented, (unsigned long long)k->native,
+            (unsigned long long)k->instrumented, (unsigned long long)k->eager, (unsigned long long)k->native,
             (unsigned long long)k->trapped_calls, (unsigned long long)(k->instrument_ns / 1000));
   }
   core_session_free(s);

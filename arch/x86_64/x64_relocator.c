@@ -1,36 +1,41 @@
 /* x64_relocator.c — read one instruction, write one (see x64_relocator.h). */
 #include "x64_relocator.h"
 
-static void put_jmp(x64_writer *w, uint64_t target, x64_label_of label_of, void *ctx) {
-  long l = label_of(ctx, target);
+static void put_jmp(x64_writer *w, uint64_t target, const x64_targets *t) {
+  long l = t->label_of(t->ctx, target);
   if (l >= 0)
     x64_put_jmp_rel32_label(w, (size_t)l);
   else
-    x64_put_jmp_rel32_address(w, target);
+    x64_put_jmp_rel32_address(w, t->redirect(t->ctx, target));
 }
 
-void x64_relocate_insn(x64_writer *w, const x64_insn *in, x64_label_of label_of, void *ctx) {
+void x64_relocate_insn(x64_writer *w, const x64_insn *in, const x64_targets *t) {
   switch (in->flow) {
   case X64_FLOW_JMP: /* jmp rel8/rel32 -> E9 rel32 */
-    put_jmp(w, in->target, label_of, ctx);
+    put_jmp(w, in->target, t);
     return;
   case X64_FLOW_JCC: { /* jcc rel8/rel32 -> 0F 8x rel32 */
-    long l = label_of(ctx, in->target);
+    long l = t->label_of(t->ctx, in->target);
     if (l >= 0)
       x64_put_jcc_rel32_label(w, in->cc, (size_t)l);
     else
-      x64_put_jcc_rel32_address(w, in->cc, in->target);
+      x64_put_jcc_rel32_address(w, in->cc, t->redirect(t->ctx, in->target));
     return;
   }
   case X64_FLOW_JCC_SHORT: /* [67] op +2; jmp short +5; jmp rel32 target */
     x64_put_bytes(w, in->bytes, in->len - 1u); /* prefixes and opcode, rel8 dropped */
     x64_put_u8(w, 2);
     x64_put_bytes(w, "\xeb\x05", 2);
-    put_jmp(w, in->target, label_of, ctx);
+    put_jmp(w, in->target, t);
     return;
-  case X64_FLOW_CALL: /* E8 rel32 to the original target */
-    x64_put_call_rel32_address(w, in->target);
+  case X64_FLOW_CALL: { /* E8 rel32: recursion to our own entry, others where redirected */
+    long l = t->label_of(t->ctx, in->target);
+    if (l >= 0)
+      x64_put_call_rel32_label(w, (size_t)l);
+    else
+      x64_put_call_rel32_address(w, t->redirect(t->ctx, in->target));
     return;
+  }
   default: break;
   }
   if (in->rip_relative)

@@ -13,11 +13,17 @@
 #include "x64_decode.h"
 #include "x64_writer.h"
 
-/* Label of the copy of the instruction at original address ORIG, or -1 when
- * ORIG is not in the copy (the branch then goes to ORIG itself). */
-typedef long (*x64_label_of)(void *ctx, uint64_t orig);
+/* Where branch targets go: label_of gives the label of the copy of the
+ * instruction at original address ORIG, or -1 when ORIG is not in the copy;
+ * such a target then goes to redirect(ORIG) (another function's copy, or ORIG
+ * itself). */
+typedef struct x64_targets {
+  long (*label_of)(void *ctx, uint64_t orig);
+  uint64_t (*redirect)(void *ctx, uint64_t orig);
+  void *ctx;
+} x64_targets;
 
-void x64_relocate_insn(x64_writer *w, const x64_insn *in, x64_label_of label_of, void *ctx);
+void x64_relocate_insn(x64_writer *w, const x64_insn *in, const x64_targets *t);
 
 /* Writes IN, whose disp32 names a jump table, so that it names TABLE_LABEL:
  * RIP-relative for `lea r, [rip+T]`, absolute for `jmp [r*8+T]`. */

@@ -122,6 +122,11 @@ void x64_put_jcc_rel32_address(x64_writer *w, uint8_t cc, uint64_t target) {
   put_rel32_address(w, target);
 }
 
+void x64_put_call_rel32_label(x64_writer *w, size_t label) {
+  x64_put_u8(w, /*call rel32=*/0xe8);
+  put_rel32_label(w, label);
+}
+
 void x64_put_call_rel32_address(x64_writer *w, uint64_t target) {
   x64_put_u8(w, /*call rel32=*/0xe8);
   put_rel32_address(w, target);

@@ -59,6 +59,7 @@ void x64_put_jmp_rel32_address(x64_writer *w, uint64_t target);
 void x64_put_jcc_rel32_label(x64_writer *w, uint8_t cc, size_t label); /* 0F 8cc rel32 */
 void x64_put_jcc_rel32_address(x64_writer *w, uint8_t cc, uint64_t target);
 void x64_put_call_rel32_address(x64_writer *w, uint64_t target);  /* E8 rel32 */
+void x64_put_call_rel32_label(x64_writer *w, size_t label);
 
 /* [lock] inc qword ptr [rip+disp32] naming COUNTER: (F0) 48 FF 05 disp32. */
 void x64_put_inc_rip_counter(x64_writer *w, uint64_t counter, bool lock);

@@ -86,8 +86,10 @@ static void oracle(const char *name, const fn_case *c, const reloc_plan *p, cons
       CHECK(ok, "short branch at 0x%" PRIx64 " not rewritten to reach 0x%" PRIx64, a, want);
       break;
     }
-    case X64_FLOW_CALL:
-      CHECK(n.flow == X64_FLOW_CALL && n.target == o.target, "call at 0x%" PRIx64 " moved", a);
+    case X64_FLOW_CALL: /* to the original callee; recursion to the copy's entry */
+      want = o.target == d.entry ? dest : o.target;
+      CHECK(n.flow == X64_FLOW_CALL && n.target == want, "call at 0x%" PRIx64 " goes to 0x%" PRIx64
+            ", want 0x%" PRIx64, a, n.target, want);
       break;
     default:
       if (o.rip_relative && o.mnemonic == ZYDIS_MNEMONIC_LEA && n.rip_target != o.rip_target) {
@@ -122,7 +124,7 @@ static reloc_plan *run(const fn_case *c, const reloc_probes *probes, uint64_t de
     return NULL;
   }
   *out = calloc(1, info->copy_size + 1);
-  if (reloc_emit(p, dest, *out) != LP_OK) {
+  if (reloc_emit(p, dest, *out, NULL, NULL) != LP_OK) {
     CHECK(0, "emit failed: %s", lp_error());
     return p;
   }
@@ -239,6 +241,12 @@ static void test_loop_back_edge(void) {
         info.nblocks, info.min_inner_target);
 }
 
+/* A link map with one copied callee: SRC+0x1000 lives at DEST+0x11000. */
+static uint64_t copy_of_callee(void *ctx, uint64_t target) {
+  (void)ctx;
+  return target == SRC + 0x1000 ? DEST + 0x11000 : target;
+}
+
 static void test_call_and_tail_jmp(void) {
   static const uint8_t in[] = {
       0x48, 0x83, 0xec, 0x08,       /* 0: sub rsp, 8 */
@@ -258,6 +266,32 @@ static void test_call_and_tail_jmp(void) {
   expect_case(&c, NULL, want, sizeof want, &info);
   CHECK(info.nblocks == 1 && info.min_inner_target == UINT64_MAX && !info.leaves_to_original,
         "%zu blocks", info.nblocks);
+
+  /* the callees are listed, and the copy can be linked to their copies */
+  static const uint8_t linked[] = {
+      0x48, 0x83, 0xec, 0x08,       /* sub rsp, 8 */
+      0xe8, 0xf7, 0x0f, 0x01, 0x00, /* call DEST+0x11000 (the callee's copy) */
+      0x48, 0x83, 0xc4, 0x08,       /* add rsp, 8 */
+      0xe9, 0x2d, 0x00, 0x00, 0xf0, /* jmp SRC+0x3f (no copy: unchanged) */
+  };
+  name = "callees and linking";
+  reloc_function_desc d = desc(&c);
+  reloc_probes none = {0};
+  reloc_plan *p;
+  if (reloc_plan_function(&d, &none, &p, &info) != LP_OK) {
+    CHECK(0, "plan failed: %s", lp_error());
+    return;
+  }
+  uint64_t callees[4] = {0};
+  size_t n = reloc_callees(p, callees, 4);
+  CHECK(n == 2 && callees[0] == SRC + 0x1000 && callees[1] == SRC + 0x3f,
+        "%zu callees: 0x%" PRIx64 ", 0x%" PRIx64, n, callees[0], callees[1]);
+  CHECK(reloc_callees(p, callees, 1) == 2, "count past MAX");
+  uint8_t out[sizeof linked];
+  CHECK(info.copy_size == sizeof linked && reloc_emit(p, DEST, out, copy_of_callee, NULL) == LP_OK &&
+            !memcmp(out, linked, sizeof linked),
+        "linked copy differs");
+  reloc_plan_free(p);
 }
 
 static void test_recursion(void) {
@@ -272,7 +306,7 @@ static void test_recursion(void) {
       0x85, 0xff,                         /* test edi, edi */
       0x0f, 0x84, 0x07, 0x00, 0x00, 0x00, /* je copy of b */
       0xff, 0xcf,                         /* dec edi */
-      0xe8, 0xf1, 0xff, 0xff, 0xef,       /* call SRC (the original entry) */
+      0xe8, 0xf1, 0xff, 0xff, 0xff,       /* call the copy's entry */
       0xc3,                               /* ret */
   };
   const char *name = "recursion";
@@ -610,7 +644,7 @@ static void test_table_absolute(void) {
   reloc_plan *p;
   if (reloc_plan_function(&d, &none, &p, &info) == LP_OK) {
     uint8_t *out = malloc(info.copy_size);
-    CHECK(reloc_emit(p, 0x90000000ull, out) == LP_ERR, "emit above 2 GiB did not fail");
+    CHECK(reloc_emit(p, 0x90000000ull, out, NULL, NULL) == LP_ERR, "emit above 2 GiB did not fail");
     CHECK(strstr(lp_error(), "reach") != NULL, "message: %s", lp_error());
     free(out);
     reloc_plan_free(p);
@@ -695,9 +729,9 @@ static void test_failures(void) {
     return;
   }
   uint8_t out[64];
-  CHECK(reloc_emit(p, 0x100000000ull + 0x10000000, out) == LP_OK, "near emit failed: %s",
+  CHECK(reloc_emit(p, 0x100000000ull + 0x10000000, out, NULL, NULL) == LP_OK, "near emit failed: %s",
         lp_error());
-  CHECK(reloc_emit(p, 0x100000000ull - 0x20000000, out) == LP_ERR, "far emit did not fail");
+  CHECK(reloc_emit(p, 0x100000000ull - 0x20000000, out, NULL, NULL) == LP_ERR, "far emit did not fail");
   CHECK(strstr(lp_error(), "out of rel32 reach") != NULL, "message: %s", lp_error());
   reloc_plan_free(p);
 }
