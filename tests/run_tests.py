@@ -594,17 +594,35 @@ def sleeper_expect(ctx):
     return [(n, c) for n, c in ctx.progs['sleeper'].expect]
 
 
+def start_sleeper_to_kill(ctx, name, v, victim):
+    """Starts the sleeper under lazyprobe and waits for READY.
+    Returns (p, pid, outdir, repro, failure): failure is a result list or None."""
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    p, cmd, pid, line = start_sleeper(ctx, v, outdir)
+    repro = '  [repro: %s, then kill -9 %s after READY; %s report %s]' % (
+        ' '.join(cmd), victim, ctx.lp, outdir)
+    if pid is not None:
+        return p, pid, outdir, repro, None
+    kill_group(p)
+    p.wait()
+    return p, pid, outdir, repro, [(name, ['no READY line from the target (got %s)' % short(line)]
+                                    + [repro])]
+
+
+def check_sleeper_counts(ctx, v, outdir, what):
+    binary, sym_path = ctx.binary('sleeper', v)
+    try:
+        calls = load_calls(outdir)
+        return check_counts(calls, sleeper_expect(ctx), ctx.syms(sym_path), binary, v[2] == 'strip')
+    except (OSError, ValueError) as e:
+        return ['%s: calls.json: %s' % (what, e)]
+
+
 def test_kill_target(ctx, v):
     name = 'sigkill_target/%s' % vname(v)
-    s = ctx.scratch(name)
-    outdir = os.path.join(s, 'out')
-    p, cmd, pid, line = start_sleeper(ctx, v, outdir)
-    repro = '  [repro: %s, then kill -9 the target after READY; %s report %s]' % (
-        ' '.join(cmd), ctx.lp, outdir)
-    if pid is None:
-        kill_group(p)
-        p.wait()
-        return [(name, ['no READY line from the target (got %s)' % short(line)] + [repro])]
+    p, pid, outdir, repro, failure = start_sleeper_to_kill(ctx, name, v, 'the target')
+    if failure:
+        return failure
     os.kill(pid, signal.SIGKILL)
     try:
         p.wait(timeout=60)
@@ -629,13 +647,7 @@ def test_kill_target(ctx, v):
     if not os.path.isfile(os.path.join(outdir, 'lazyprobe.%d.counters' % pid)):
         probs.append('no lazyprobe.%d.counters' % pid)
     probs += check_report_table(ctx.lp, outdir, err)
-    binary, sym_path = ctx.binary('sleeper', v)
-    try:
-        calls = load_calls(outdir)
-        probs += check_counts(calls, sleeper_expect(ctx), ctx.syms(sym_path), binary,
-                              v[2] == 'strip')
-    except (OSError, ValueError) as e:
-        probs.append('after report: calls.json: %s' % e)
+    probs += check_sleeper_counts(ctx, v, outdir, 'after report')
     if probs:
         probs[0] += repro
     return [(name, probs[:5])]
@@ -643,15 +655,9 @@ def test_kill_target(ctx, v):
 
 def test_kill_lazyprobe(ctx, v):
     name = 'sigkill_lazyprobe/%s' % vname(v)
-    s = ctx.scratch(name)
-    outdir = os.path.join(s, 'out')
-    p, cmd, pid, line = start_sleeper(ctx, v, outdir)
-    repro = '  [repro: %s, then kill -9 lazyprobe after READY; %s report %s]' % (
-        ' '.join(cmd), ctx.lp, outdir)
-    if pid is None:
-        kill_group(p)
-        p.wait()
-        return [(name, ['no READY line from the target (got %s)' % short(line)] + [repro])]
+    p, pid, outdir, repro, failure = start_sleeper_to_kill(ctx, name, v, 'lazyprobe')
+    if failure:
+        return failure
     os.kill(p.pid, signal.SIGKILL)
     p.wait()
     p.stdout.close()
@@ -672,13 +678,7 @@ def test_kill_lazyprobe(ctx, v):
     else:
         probs += ['report FILE: ' + x for x in check_report_table(ctx.lp, cf, None)]
         probs += ['report DIR: ' + x for x in check_report_table(ctx.lp, outdir, None)]
-        binary, sym_path = ctx.binary('sleeper', v)
-        try:
-            calls = load_calls(outdir)
-            probs += check_counts(calls, sleeper_expect(ctx), ctx.syms(sym_path), binary,
-                                  v[2] == 'strip')
-        except (OSError, ValueError) as e:
-            probs.append('after report DIR: calls.json: %s' % e)
+        probs += check_sleeper_counts(ctx, v, outdir, 'after report DIR')
     if probs:
         probs[0] += repro
     return [(name, probs[:5])]
