@@ -32,15 +32,15 @@ ninja -C build >/dev/null
 case "${1:-example}" in
 example)
   mkdir -p build/example
-  gcc -O2 -o build/example/wordfreq tests/example/wordfreq.c
+  gcc -O2 -fno-inline -o build/example/wordfreq tests/example/wordfreq.c # keep its functions apart
   echo "setup: lazyprobe run -c calls -o build/example/out -- build/example/wordfreq < README.md"
   build/tools/lazyprobe run -c calls -o build/example/out -- build/example/wordfreq < README.md
   ;;
 test)
   unit_log=build/unit-tests.log
   if meson test -C build --print-errorlogs >"$unit_log" 2>&1; then unit_failed=0; else unit_failed=1; fi
-  unit_passed=$(sed -n 's/^Ok: *//p' "$unit_log")
-  unit_failed_n=$(sed -n 's/^Fail: *//p' "$unit_log")
+  unit_passed=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$unit_log")
+  unit_failed_n=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$unit_log")
   [ "$unit_failed" = 0 ] || cat "$unit_log"
   echo "unit tests: ${unit_passed:-0} passed, ${unit_failed_n:-0} failed"
   python3 tests/run_tests.py --lazyprobe build/tools/lazyprobe -j 2 && suite_failed=0 || suite_failed=1
