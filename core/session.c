@@ -205,7 +205,8 @@ static lp_status instrument(core_session *s, process *p, long i, bool eager) {
       .code_base = s->image.base + p->bias,
       .code_size = s->image.size,
   };
-  reloc_probes probes = {.entry_counter = p->counters_addr + 8 * (uint64_t)i, .atomic = s->opt.atomic};
+  reloc_probes probes = {.entry = true, .atomic = s->opt.atomic};
+  uint64_t counters = p->counters_addr + 8 * (uint64_t)i;
   reloc_plan *plan;
   reloc_info info;
   if (reloc_plan_function(&desc, &probes, &plan, &info) != LP_OK)
@@ -231,7 +232,7 @@ static lp_status instrument(core_session *s, process *p, long i, bool eager) {
   link_ctx links = {s, p};
   if (shm_arena_alloc(&p->arena, info.copy_size, 16, &dest) != LP_OK ||
       !(copy = malloc(info.copy_size ? info.copy_size : 1)) ||
-      reloc_emit(plan, dest, copy, copy_of, &links) != LP_OK) {
+      reloc_emit(plan, dest, copy, counters, copy_of, &links) != LP_OK) {
     free(copy);
     reloc_plan_free(plan);
     return leave_native(s, p, i, copy ? lp_error() : "out of memory");

@@ -24,10 +24,57 @@ typedef struct reloc_function_desc {
   size_t code_size;      /* decoding never reads outside [code_base, code_base+code_size) */
 } reloc_function_desc;
 
+/* What to count in a copy.  Every probe updates one 8-byte slot of a
+ * contiguous array the caller allocates after planning (reloc_info.ncounters
+ * slots, see reloc_emit): slot 0 is the entry counter, then one slot per block
+ * (block order) when blocks != RELOC_BLOCKS_NONE, then one per counted edge
+ * (edge order) when arcs. */
+typedef enum reloc_block_probe {
+  RELOC_BLOCKS_NONE,
+  RELOC_BLOCKS_COVER, /* mov byte [slot], 1: never touches flags */
+  RELOC_BLOCKS_COUNT, /* add 1 to the slot; flags saved only where live */
+} reloc_block_probe;
+
 typedef struct reloc_probes {
-  uint64_t entry_counter; /* run-time address of an 8-byte counter bumped on entry; 0 = none */
-  bool atomic;            /* lock-prefixed updates */
+  bool entry;                /* count entries (slot 0) */
+  reloc_block_probe blocks;
+  bool arcs;                 /* count the edges off a spanning tree (the rest follow
+                                by flow conservation, reloc_flow.h) */
+  bool atomic;               /* lock-prefixed counter updates */
+  /* Is ADDR another function's entry?  A jump there is a tail call, after which
+   * flags are dead (ABI); a jump anywhere else outside the function (FUNC.cold)
+   * keeps them live.  NULL: every outside target is an entry. */
+  bool (*is_entry)(void *ctx, uint64_t addr);
+  void *ctx;
 } reloc_probes;
+
+/* The control-flow graph of a planned function, for reports.  Blocks end at
+ * branches, calls and returns, and begin at branch targets. */
+typedef struct reloc_block {
+  uint64_t addr;       /* original run-time address of its first instruction */
+  uint32_t size;       /* bytes in the original */
+  uint32_t ninsns;
+} reloc_block;
+
+#define RELOC_EXIT UINT32_MAX /* edge target: leaves the function */
+
+typedef enum reloc_edge_kind {
+  RELOC_EDGE_FALL,     /* falls through to the next block (also after a call) */
+  RELOC_EDGE_TAKEN,    /* conditional branch taken */
+  RELOC_EDGE_JUMP,     /* unconditional direct jump */
+  RELOC_EDGE_TABLE,    /* one target of a jump table */
+  RELOC_EDGE_RETURN,   /* ret, or a tail call / jump leaving the function */
+  RELOC_EDGE_ESCAPE,   /* an unresolved indirect jump or a fall off the known body */
+} reloc_edge_kind;
+
+typedef struct reloc_edge {
+  uint32_t from, to;   /* block indices; to == RELOC_EXIT when leaving */
+  uint8_t kind;        /* reloc_edge_kind */
+  bool counted;        /* has its own counter slot (arcs: off the spanning tree) */
+  uint64_t branch;     /* original address of the instruction that transfers
+                          (the last of the FROM block) */
+  uint64_t target;     /* original target address (0 for ret and escapes) */
+} reloc_edge;
 
 typedef struct reloc_plan reloc_plan; /* opaque */
 
@@ -35,6 +82,9 @@ typedef struct reloc_info {
   size_t copy_size;          /* bytes reloc_emit writes */
   size_t ninstructions;
   size_t nblocks;
+  size_t nedges;
+  size_t ncounters;          /* counter slots reloc_emit needs (see reloc_probes) */
+  size_t nsaved;             /* probes that must save and restore the flags */
   size_t njump_tables;       /* tables found and rewritten into the copy */
   bool leaves_to_original;   /* an indirect jump that was not resolved may land in
                                 the original body (semantics kept, precision not) */
@@ -53,12 +103,18 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
  * has one, else TARGET itself. */
 typedef uint64_t (*reloc_redirect)(void *ctx, uint64_t target);
 
-/* Writes the copy for run-time address DEST into OUT (info.copy_size bytes).
- * Calls and jumps leaving the function go to REDIRECT(target) (NULL: to their
- * original targets); a call to the function's own entry goes to the copy.
- * Fails when a displacement does not reach from DEST. */
-lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out, reloc_redirect redirect,
-                     void *ctx);
+/* Writes the copy for run-time address DEST into OUT (info.copy_size bytes),
+ * its probes updating the info.ncounters 8-byte slots at run-time address
+ * COUNTERS.  Calls and jumps leaving the function go to REDIRECT(target)
+ * (NULL: to their original targets); a call to the function's own entry goes
+ * to the copy.  Fails when a displacement does not reach from DEST. */
+lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out, uint64_t counters,
+                     reloc_redirect redirect, void *ctx);
+
+/* The graph: info.nblocks blocks (block 0 holds the entry) and info.nedges
+ * edges, valid while the plan lives. */
+const reloc_block *reloc_blocks(const reloc_plan *plan);
+const reloc_edge *reloc_edges(const reloc_plan *plan);
 
 /* The distinct targets of the direct calls and jumps that leave the function
  * (its callees and tail callees), at most MAX of them into OUT; returns how

@@ -282,8 +282,8 @@ static uint64_t emit_redirect(void *ctx, uint64_t orig) {
 }
 
 /* Writes the copy; one code path for measuring (no buffer) and emitting. */
-static lp_status layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, reloc_redirect redirect,
-                        void *redirect_ctx) {
+static lp_status layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, uint64_t counters,
+                        reloc_redirect redirect, void *redirect_ctx) {
   void *ctx = (void *)p;
   emit_ctx e = {p, redirect, redirect_ctx};
   const x64_targets targets = {emit_label_of, emit_redirect, &e};
@@ -291,8 +291,8 @@ static lp_status layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, r
     size_t i = p->order[k];
     const x64_insn *in = &p->insns[i].x;
     x64_put_label(w, i);
-    if (i == p->entry_index && p->probes.entry_counter) /* flags are dead at an ABI entry */
-      x64_put_inc_rip_counter(w, p->probes.entry_counter, p->probes.atomic);
+    if (i == p->entry_index && p->probes.entry) /* slot 0; flags are dead at an ABI entry */
+      x64_put_inc_rip_counter(w, counters, p->probes.atomic);
     if (copy_off) copy_off[i] = (int64_t)w->offset;
     if (p->insns[i].table_ref >= 0)
       x64_relocate_table_ref(w, in, p->n + (size_t)p->insns[i].table_ref);
@@ -384,6 +384,7 @@ static void fill_info(const reloc_plan *p, bool leaves, reloc_info *info) {
     bytes += p->insns[i].x.len;
   }
   info->entry_insn_bytes = bytes;
+  info->ncounters = p->probes.entry ? 1 : 0;
 }
 
 lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes *probes,
@@ -432,7 +433,7 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
 
   x64_writer w;
   if (x64_writer_init(&w, NULL, 0, p->n + p->ntables) != LP_OK) goto out;
-  st = layout(p, &w, p->copy_off, NULL, NULL);
+  st = layout(p, &w, p->copy_off, 0, NULL, NULL);
   p->copy_size = w.offset;
   x64_writer_clear(&w);
   if (st != LP_OK) goto out;
@@ -446,11 +447,11 @@ out:
   return st;
 }
 
-lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out, reloc_redirect redirect,
-                     void *ctx) {
+lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out, uint64_t counters,
+                     reloc_redirect redirect, void *ctx) {
   x64_writer w;
   LP_CHECK(x64_writer_init(&w, out, dest, plan->n + plan->ntables));
-  lp_status st = layout(plan, &w, NULL, redirect, ctx);
+  lp_status st = layout(plan, &w, NULL, counters, redirect, ctx);
   size_t size = w.offset;
   x64_writer_clear(&w);
   if (st != LP_OK)

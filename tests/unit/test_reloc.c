@@ -124,7 +124,7 @@ static reloc_plan *run(const fn_case *c, const reloc_probes *probes, uint64_t de
     return NULL;
   }
   *out = calloc(1, info->copy_size + 1);
-  if (reloc_emit(p, dest, *out, NULL, NULL) != LP_OK) {
+  if (reloc_emit(p, dest, *out, COUNTER, NULL, NULL) != LP_OK) {
     CHECK(0, "emit failed: %s", lp_error());
     return p;
   }
@@ -288,7 +288,7 @@ static void test_call_and_tail_jmp(void) {
         "%zu callees: 0x%" PRIx64 ", 0x%" PRIx64, n, callees[0], callees[1]);
   CHECK(reloc_callees(p, callees, 1) == 2, "count past MAX");
   uint8_t out[sizeof linked];
-  CHECK(info.copy_size == sizeof linked && reloc_emit(p, DEST, out, copy_of_callee, NULL) == LP_OK &&
+  CHECK(info.copy_size == sizeof linked && reloc_emit(p, DEST, out, COUNTER, copy_of_callee, NULL) == LP_OK &&
             !memcmp(out, linked, sizeof linked),
         "linked copy differs");
   reloc_plan_free(p);
@@ -389,7 +389,7 @@ static void test_entry_counter_loop_to_entry(void) {
   };
   const char *name = "entry counter, loops to the entry";
   fn_case c = CASE(name, in, sizeof in, 0);
-  reloc_probes probes = {.entry_counter = COUNTER, .atomic = false};
+  reloc_probes probes = {.entry = true, .atomic = false};
   reloc_info info;
   expect_case(&c, &probes, want, sizeof want, &info);
   CHECK(info.min_inner_target == 7, "min_inner_target %" PRIu64, info.min_inner_target);
@@ -408,7 +408,7 @@ static void test_entry_counter_atomic(void) {
   };
   const char *name = "entry counter, atomic";
   fn_case c = CASE(name, in, sizeof in, 0);
-  reloc_probes probes = {.entry_counter = COUNTER, .atomic = true};
+  reloc_probes probes = {.entry = true, .atomic = true};
   reloc_info info;
   expect_case(&c, &probes, want, sizeof want, &info);
   CHECK(info.entry_insn_bytes == 3, "entry_insn_bytes %zu", info.entry_insn_bytes);
@@ -644,7 +644,7 @@ static void test_table_absolute(void) {
   reloc_plan *p;
   if (reloc_plan_function(&d, &none, &p, &info) == LP_OK) {
     uint8_t *out = malloc(info.copy_size);
-    CHECK(reloc_emit(p, 0x90000000ull, out, NULL, NULL) == LP_ERR, "emit above 2 GiB did not fail");
+    CHECK(reloc_emit(p, 0x90000000ull, out, COUNTER, NULL, NULL) == LP_ERR, "emit above 2 GiB did not fail");
     CHECK(strstr(lp_error(), "reach") != NULL, "message: %s", lp_error());
     free(out);
     reloc_plan_free(p);
@@ -729,9 +729,9 @@ static void test_failures(void) {
     return;
   }
   uint8_t out[64];
-  CHECK(reloc_emit(p, 0x100000000ull + 0x10000000, out, NULL, NULL) == LP_OK, "near emit failed: %s",
+  CHECK(reloc_emit(p, 0x100000000ull + 0x10000000, out, COUNTER, NULL, NULL) == LP_OK, "near emit failed: %s",
         lp_error());
-  CHECK(reloc_emit(p, 0x100000000ull - 0x20000000, out, NULL, NULL) == LP_ERR, "far emit did not fail");
+  CHECK(reloc_emit(p, 0x100000000ull - 0x20000000, out, COUNTER, NULL, NULL) == LP_ERR, "far emit did not fail");
   CHECK(strstr(lp_error(), "out of rel32 reach") != NULL, "message: %s", lp_error());
   reloc_plan_free(p);
 }

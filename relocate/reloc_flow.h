@@ -1,0 +1,21 @@
+/* reloc_flow.h — every edge and block count of a function from the counts of
+ * the edges off its spanning tree, by flow conservation (Knuth; as gcc's
+ * -fprofile-arcs): into a block flows what flows out of it, and what leaves
+ * the function (RELOC_EXIT) equals what entered it (the entry count). */
+#ifndef RELOC_FLOW_H
+#define RELOC_FLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lp_status.h"
+#include "reloc.h"
+
+/* EDGE_COUNTS[e] holds the count of every counted edge on input and of every
+ * edge on output; BLOCK_COUNTS[b] gets each block's count.  Fails (with the
+ * block it could not solve) when the counts are not consistent, e.g. after a
+ * longjmp out of a call. */
+lp_status reloc_flow_solve(const reloc_edge *edges, size_t nedges, size_t nblocks, uint64_t entry_count,
+                           uint64_t *edge_counts, uint64_t *block_counts);
+
+#endif
