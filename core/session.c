@@ -206,7 +206,6 @@ static lp_status instrument(core_session *s, process *p, long i, bool eager) {
       .code_size = s->image.size,
   };
   reloc_probes probes = {.entry = true, .atomic = s->opt.atomic};
-  uint64_t counters = p->counters_addr + 8 * (uint64_t)i;
   reloc_plan *plan;
   reloc_info info;
   if (reloc_plan_function(&desc, &probes, &plan, &info) != LP_OK)
@@ -230,6 +229,18 @@ static lp_status instrument(core_session *s, process *p, long i, bool eager) {
   uint64_t dest;
   uint8_t *copy = NULL;
   link_ctx links = {s, p};
+  /* A function's slots are reserved once per counters file: fork children
+   * share the file and relocate it the same way. */
+  shm_function *sf = &shm_functions(&s->counters)[i];
+  shm_reservation r;
+  if (sf->slot == SHM_NONE) {
+    if (shm_reserve(&s->counters, (uint32_t)info.ncounters, 0, 0, 0, &r) != LP_OK) {
+      reloc_plan_free(plan);
+      return leave_native(s, p, i, lp_error());
+    }
+    sf->slot = r.slot;
+  }
+  uint64_t counters = p->counters_addr + 8 * (uint64_t)sf->slot;
   if (shm_arena_alloc(&p->arena, info.copy_size, 16, &dest) != LP_OK ||
       !(copy = malloc(info.copy_size ? info.copy_size : 1)) ||
       reloc_emit(plan, dest, copy, counters, copy_of, &links) != LP_OK) {
@@ -374,9 +385,12 @@ static lp_status create_counters(core_session *s, pid_t pid, uint64_t bias) {
     name[i] = m->functions[i].name;
   }
   char *abs = realpath(s->opt.program, NULL);
-  shm_layout_module lm = {abs ? abs : s->opt.program, bias, n, addr, size, name};
+  uint64_t code_size = 0;
+  for (size_t i = 0; i < m->nexec; i++) code_size += m->exec[i].size;
+  shm_layout_module lm = {abs ? abs : s->opt.program, bias, n, addr, size, name, code_size};
   if (st == LP_OK)
-    st = shm_counters_create(s->opt.outdir_fd, s->opt.outdir, pid, lm.path, &lm, 1, &s->counters);
+    st = shm_counters_create(s->opt.outdir_fd, s->opt.outdir, pid, lm.path, &lm, 1, SHM_PROBE_ENTRY,
+                             &s->counters);
   if (st == LP_OK && asprintf(&s->counters_path, "%s/lazyprobe.%d.counters", s->opt.outdir, (int)pid) < 0)
     st = lp_fail("out of memory");
   free(abs);

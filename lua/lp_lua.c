@@ -232,10 +232,9 @@ static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
     const shm_counters *c = &files[f];
     const shm_function *fns = shm_functions(c);
     const shm_module *mods = shm_modules(c);
-    const volatile uint64_t *counts = shm_counter_array(c);
     for (uint32_t i = 0; i < c->header->nfunctions; i++) {
       const char *module = shm_string(c, mods[fns[i].module].path);
-      uint64_t count = fns[i].counter < c->header->ncounters ? counts[fns[i].counter] : 0;
+      uint64_t count = shm_slot_value(c, fns[i].slot);
       uint32_t state = fns[i].state < 4 ? fns[i].state : 0;
       lua_pushfstring(L, "%s|%I", module, (lua_Integer)fns[i].addr);
       if (lua_rawget(L, -2) == LUA_TTABLE) { /* seen in another process: add up */

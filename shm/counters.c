@@ -26,11 +26,12 @@ static uint32_t put_string(uint8_t *table, uint64_t *used, const char *s) {
 
 lp_status shm_counters_create(int dirfd, const char *dirname, long pid, const char *program,
                               const shm_layout_module *modules, size_t nmodules,
-                              shm_counters *out) {
+                              uint32_t probes, shm_counters *out) {
   size_t nfunctions = 0;
-  uint64_t strings_size = 1 + strlen(program) + 1;
+  uint64_t strings_size = 1 + strlen(program) + 1, code_size = 0;
   for (size_t m = 0; m < nmodules; m++) {
     nfunctions += modules[m].nfunctions;
+    code_size += modules[m].code_size;
     strings_size += strlen(modules[m].path) + 1;
     for (size_t i = 0; i < modules[m].nfunctions; i++)
       strings_size += strlen(modules[m].name[i]) + 1;
@@ -49,9 +50,17 @@ lp_status shm_counters_create(int dirfd, const char *dirname, long pid, const ch
   h.strings_size = strings_size;
   h.notes_off = align_up(h.strings_off + strings_size, 64);
   h.notes_size = NOTES_SIZE;
-  h.counters_off = align_up(h.notes_off + h.notes_size, PAGE);
-  h.ncounters = nfunctions;
-  h.file_size = h.counters_off + align_up(nfunctions * sizeof(uint64_t) + 1, PAGE);
+  /* Generous: a block or a call per 4 bytes of code, two edges per block. */
+  h.blocks_cap = code_size / 4 + 4096;
+  h.edges_cap = 2 * h.blocks_cap;
+  h.calls_cap = code_size / 4 + 4096;
+  h.slots_cap = nfunctions + h.blocks_cap + h.edges_cap + h.calls_cap;
+  h.blocks_off = align_up(h.notes_off + h.notes_size, PAGE);
+  h.edges_off = align_up(h.blocks_off + h.blocks_cap * sizeof(shm_block), PAGE);
+  h.calls_off = align_up(h.edges_off + h.edges_cap * sizeof(shm_edge), PAGE);
+  h.slots_off = align_up(h.calls_off + h.calls_cap * sizeof(shm_call), PAGE);
+  h.file_size = h.slots_off + align_up(h.slots_cap * sizeof(uint64_t), PAGE);
+  h.probes = probes;
 
   char name[64];
   snprintf(name, sizeof name, "lazyprobe.%ld.counters", pid);
@@ -87,8 +96,9 @@ lp_status shm_counters_create(int dirfd, const char *dirname, long pid, const ch
       fns[k].name = put_string(strings, &used, modules[m].name[i]);
       fns[k].module = (uint32_t)m;
       fns[k].state = SHM_NOT_RUN;
-      fns[k].counter = k;
+      fns[k].slot = SHM_NONE;
       fns[k].note = UINT64_MAX;
+      fns[k].first_block = fns[k].first_edge = fns[k].first_call = SHM_NONE;
     }
   }
   memcpy(base, &h, sizeof h); /* the magic goes in last: a half-made file is not valid */
@@ -118,7 +128,11 @@ lp_status shm_counters_open(const char *path, shm_counters *out) {
   const char *bad = NULL;
   if (memcmp(h->magic, SHM_MAGIC, sizeof h->magic) != 0) bad = "not a lazyprobe counters file";
   else if (h->version != SHM_VERSION) bad = "counters file of another version";
-  else if (h->file_size != (uint64_t)st.st_size || h->counters_off + h->ncounters * 8 > h->file_size ||
+  else if (h->file_size != (uint64_t)st.st_size || h->nslots > h->slots_cap ||
+           h->slots_off + h->slots_cap * 8 > h->file_size || h->nblocks > h->blocks_cap ||
+           h->blocks_off + h->blocks_cap * sizeof(shm_block) > h->file_size || h->nedges > h->edges_cap ||
+           h->edges_off + h->edges_cap * sizeof(shm_edge) > h->file_size || h->ncalls > h->calls_cap ||
+           h->calls_off + h->calls_cap * sizeof(shm_call) > h->file_size ||
            h->strings_off + h->strings_size > h->file_size ||
            h->functions_off + (uint64_t)h->nfunctions * sizeof(shm_function) > h->file_size ||
            h->notes_off + h->notes_size > h->file_size || h->notes_used > h->notes_size)
@@ -145,6 +159,21 @@ void shm_counters_close(shm_counters *c) {
 const char *shm_note(const shm_counters *c, const shm_function *f) {
   if (f->note == UINT64_MAX || f->note >= c->header->notes_size) return "";
   return (const char *)c->base + c->header->notes_off + f->note;
+}
+
+lp_status shm_reserve(shm_counters *c, uint32_t nslots, uint32_t nblocks, uint32_t nedges,
+                      uint32_t ncalls, shm_reservation *out) {
+  shm_header *h = c->header;
+  if (h->nslots + nslots > h->slots_cap || h->nblocks + nblocks > h->blocks_cap ||
+      h->nedges + nedges > h->edges_cap || h->ncalls + ncalls > h->calls_cap)
+    return lp_fail("counters file full");
+  *out = (shm_reservation){(uint32_t)h->nslots, (uint32_t)h->nblocks, (uint32_t)h->nedges,
+                           (uint32_t)h->ncalls};
+  h->nslots += nslots;
+  h->nblocks += nblocks;
+  h->nedges += nedges;
+  h->ncalls += ncalls;
+  return LP_OK;
 }
 
 void shm_set_state(shm_counters *c, uint32_t function, enum shm_state state, const char *note) {

@@ -7,10 +7,15 @@
  *   shm_function[nfunctions]        at functions_off
  *   strings (NUL-terminated)        at strings_off, strings_size bytes; offset 0 is ""
  *   notes area (appended strings)   at notes_off, notes_size bytes, notes_used in use
- *   uint64_t counters[ncounters]    at counters_off (page-aligned): the only part
- *                                   the target maps, read-write, never executable
- * The header and index are written before the target runs a single
- * instrumented instruction, so the file is complete at every moment. */
+ *   shm_block[blocks_cap]           at blocks_off, nblocks in use    } filled as functions
+ *   shm_edge[edges_cap]             at edges_off, nedges in use      } are relocated: the
+ *   shm_call[calls_cap]             at calls_off, ncalls in use      } graph of each copy
+ *   uint64_t slots[slots_cap]       at slots_off (page-aligned), nslots in use: the
+ *                                   only part the target maps, read-write, never
+ *                                   executable; each probe updates one slot
+ * The tables are sized generously and the file is sparse: untouched pages cost
+ * nothing.  Everything a slot means is written before the copy that updates it
+ * can run, so the file is complete at every moment. */
 #ifndef SHM_COUNTERS_H
 #define SHM_COUNTERS_H
 
@@ -20,7 +25,8 @@
 #include "lp_status.h"
 
 #define SHM_MAGIC "LZPROBE\x01"
-#define SHM_VERSION 1u
+#define SHM_VERSION 2u
+#define SHM_NONE UINT32_MAX /* no slot, no table entry */
 
 enum shm_end { SHM_RUNNING = 0, SHM_EXITED = 1, SHM_KILLED = 2 };
 
@@ -29,6 +35,15 @@ enum shm_state {
   SHM_RELOCATED = 1, /* runs in an instrumented copy */
   SHM_TRAPPED = 2,   /* counted by a break at every call (entry too small to patch) */
   SHM_NATIVE = 3,    /* left uninstrumented; note says why */
+};
+
+/* Which probes the copies carry (shm_header.probes). */
+enum shm_probe {
+  SHM_PROBE_ENTRY = 1u << 0,
+  SHM_PROBE_BLOCKS_COVER = 1u << 1, /* a block's slot is 0 or 1 */
+  SHM_PROBE_BLOCKS_COUNT = 1u << 2,
+  SHM_PROBE_ARCS = 1u << 3,         /* edges off a spanning tree have slots */
+  SHM_PROBE_CALLS = 1u << 4,
 };
 
 typedef struct shm_header {
@@ -44,9 +59,12 @@ typedef struct shm_header {
   uint64_t modules_off, functions_off;
   uint64_t strings_off, strings_size;
   uint64_t notes_off, notes_size, notes_used;
-  uint64_t counters_off, ncounters;
+  uint64_t blocks_off, blocks_cap, nblocks;
+  uint64_t edges_off, edges_cap, nedges;
+  uint64_t calls_off, calls_cap, ncalls;
+  uint64_t slots_off, slots_cap, nslots;
   uint32_t program;   /* string: the program's path */
-  uint32_t reserved;
+  uint32_t probes;    /* enum shm_probe bits */
 } shm_header;
 
 typedef struct shm_module {
@@ -62,9 +80,35 @@ typedef struct shm_function {
   uint32_t name;      /* string */
   uint32_t module;
   uint32_t state;     /* enum shm_state */
-  uint32_t counter;   /* index into counters */
+  uint32_t slot;      /* its entry counter; its probes' slots follow; SHM_NONE before it runs */
   uint64_t note;      /* offset of a note string from notes_off, or UINT64_MAX */
+  uint32_t first_block, nblocks; /* its graph, once relocated (block 0 holds the entry) */
+  uint32_t first_edge, nedges;
+  uint32_t first_call, ncalls;
 } shm_function;
+
+typedef struct shm_block {
+  uint64_t addr;      /* link-time address of its first instruction */
+  uint32_t size, ninsns;
+  uint32_t slot;      /* SHM_NONE without block probes */
+  uint32_t reserved;
+} shm_block;
+
+typedef struct shm_edge {
+  uint64_t branch;    /* link-time address of the transferring instruction */
+  uint64_t target;    /* link-time target, 0 for ret and escapes */
+  uint32_t from, to;  /* block indices within the function; to = SHM_NONE: leaves it */
+  uint32_t slot;      /* SHM_NONE: on the spanning tree (derived) or no arcs */
+  uint8_t kind;       /* reloc_edge_kind */
+  uint8_t reserved[3];
+} shm_edge;
+
+typedef struct shm_call {
+  uint64_t site;      /* link-time address of the call instruction */
+  uint64_t target;    /* link-time address of a direct callee, 0 when indirect */
+  uint32_t slot;
+  uint32_t reserved;
+} shm_call;
 
 /* A counters file as one mapping. */
 typedef struct shm_counters {
@@ -81,13 +125,14 @@ typedef struct shm_layout_module {
   size_t nfunctions;
   const uint64_t *addr, *size; /* per function */
   const char *const *name;
+  uint64_t code_size;          /* bytes of code: sizes the graph tables */
 } shm_layout_module;
 
 /* Creates DIR/lazyprobe.PID.counters with owner-only permissions, never
  * following or replacing an existing entry, and maps it. */
 lp_status shm_counters_create(int dirfd, const char *dirname, long pid, const char *program,
                               const shm_layout_module *modules, size_t nmodules,
-                              shm_counters *out);
+                              uint32_t probes, shm_counters *out);
 
 /* Maps an existing counters file read-only and checks it. */
 lp_status shm_counters_open(const char *path, shm_counters *out);
@@ -100,21 +145,43 @@ static inline shm_module *shm_modules(const shm_counters *c) {
 static inline shm_function *shm_functions(const shm_counters *c) {
   return (shm_function *)(c->base + c->header->functions_off);
 }
-static inline volatile uint64_t *shm_counter_array(const shm_counters *c) {
-  return (volatile uint64_t *)(c->base + c->header->counters_off);
+static inline volatile uint64_t *shm_slots(const shm_counters *c) {
+  return (volatile uint64_t *)(c->base + c->header->slots_off);
+}
+static inline shm_block *shm_blocks(const shm_counters *c) {
+  return (shm_block *)(c->base + c->header->blocks_off);
+}
+static inline shm_edge *shm_edges(const shm_counters *c) {
+  return (shm_edge *)(c->base + c->header->edges_off);
+}
+static inline shm_call *shm_calls(const shm_counters *c) {
+  return (shm_call *)(c->base + c->header->calls_off);
 }
 static inline const char *shm_string(const shm_counters *c, uint32_t off) {
   return (const char *)c->base + c->header->strings_off + off;
 }
+/* The value of SLOT (0 for SHM_NONE or out of range). */
+static inline uint64_t shm_slot_value(const shm_counters *c, uint32_t slot) {
+  return slot < c->header->nslots ? shm_slots(c)[slot] : 0;
+}
 const char *shm_note(const shm_counters *c, const shm_function *f);
+
+/* Reserves N slots and the table entries for a function's graph; fails when
+ * the file is full.  The caller fills the entries, then calls
+ * shm_publish_function. */
+typedef struct shm_reservation {
+  uint32_t slot, first_block, first_edge, first_call;
+} shm_reservation;
+lp_status shm_reserve(shm_counters *c, uint32_t nslots, uint32_t nblocks, uint32_t nedges,
+                      uint32_t ncalls, shm_reservation *out);
 
 /* Records why a function is in its state (appended to the notes area). */
 void shm_set_state(shm_counters *c, uint32_t function, enum shm_state state, const char *note);
 
-/* Byte range the target maps: [counters_off, file_size). */
-static inline uint64_t shm_target_offset(const shm_counters *c) { return c->header->counters_off; }
+/* Byte range the target maps: [slots_off, file_size). */
+static inline uint64_t shm_target_offset(const shm_counters *c) { return c->header->slots_off; }
 static inline uint64_t shm_target_size(const shm_counters *c) {
-  return c->header->file_size - c->header->counters_off;
+  return c->header->file_size - c->header->slots_off;
 }
 
 #endif
