@@ -389,7 +389,7 @@ static lp_status create_counters(core_session *s, pid_t pid, uint64_t bias) {
   for (size_t i = 0; i < m->nexec; i++) code_size += m->exec[i].size;
   shm_layout_module lm = {abs ? abs : s->opt.program, bias, n, addr, size, name, code_size};
   if (st == LP_OK)
-    st = shm_counters_create(s->opt.outdir_fd, s->opt.outdir, pid, lm.path, &lm, 1, SHM_PROBE_ENTRY,
+    st = shm_counters_create(s->opt.outdir_fd, s->opt.outdir, pid, lm.path, &lm, 1, s->opt.probes,
                              &s->counters);
   if (st == LP_OK && asprintf(&s->counters_path, "%s/lazyprobe.%d.counters", s->opt.outdir, (int)pid) < 0)
     st = lp_fail("out of memory");

@@ -18,6 +18,7 @@ typedef struct core_session_options {
   int outdir_fd;           /* where the counters file goes */
   const char *outdir;      /* its name, for messages and for the target's open() */
   bool atomic;             /* lock-prefixed counters */
+  uint32_t probes;         /* enum shm_probe bits: what the copies count */
 } core_session_options;
 
 typedef struct core_session_stats {

@@ -196,6 +196,54 @@ lp_status lp_lua_load(lp_lua *lp, const char *spec) {
   return LP_OK;
 }
 
+/* Reads the probes table of the collector on top of the stack into *BITS. */
+static lp_status read_probes(lua_State *L, const char *name, uint32_t *bits) {
+  if (lua_getfield(L, -1, "probes") == LUA_TNIL) {
+    lua_pop(L, 1);
+    return LP_OK;
+  }
+  lp_status st = LP_OK;
+  if (!lua_istable(L, -1)) st = lp_fail("collector %s: probes must be a table", name);
+  for (lua_pushnil(L); st == LP_OK && lua_next(L, -2); lua_pop(L, 1)) {
+    const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
+    if (!strcmp(key, "entry") || !strcmp(key, "arcs") || !strcmp(key, "calls")) {
+      if (!lua_isboolean(L, -1)) st = lp_fail("collector %s: probes.%s must be true or false", name, key);
+      else if (lua_toboolean(L, -1))
+        *bits |= !strcmp(key, "entry") ? SHM_PROBE_ENTRY : !strcmp(key, "arcs") ? SHM_PROBE_ARCS : SHM_PROBE_CALLS;
+    } else if (!strcmp(key, "blocks")) {
+      const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+      if (!strcmp(v, "cover")) *bits |= SHM_PROBE_BLOCKS_COVER;
+      else if (!strcmp(v, "count")) *bits |= SHM_PROBE_BLOCKS_COUNT;
+      else st = lp_fail("collector %s: probes.blocks must be \"cover\" or \"count\"", name);
+    } else {
+      st = lp_fail("collector %s: unknown probe '%s' (entry, blocks, arcs, calls)", name, key);
+    }
+  }
+  if (st != LP_OK) lua_pop(L, 1); /* the key of the failed iteration */
+  lua_pop(L, 1);
+  return st;
+}
+
+lp_status lp_lua_probes(lp_lua *lp, uint32_t *probes) {
+  lua_State *L = lp->L;
+  uint32_t bits = SHM_PROBE_ENTRY;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lp->collectors_ref);
+  lp_status st = LP_OK;
+  for (int i = 1; st == LP_OK && i <= lp->ncollectors; i++) {
+    lua_rawgeti(L, -1, i);
+    lua_getfield(L, -1, "name");
+    char name[128];
+    snprintf(name, sizeof name, "%s", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    st = read_probes(L, name, &bits);
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+  if (bits & SHM_PROBE_BLOCKS_COUNT) bits &= ~(uint32_t)SHM_PROBE_BLOCKS_COVER; /* counts cover */
+  *probes = bits;
+  return st;
+}
+
 static void push_hex(lua_State *L, uint64_t v) {
   char buf[24];
   snprintf(buf, sizeof buf, "0x%" PRIx64, v);

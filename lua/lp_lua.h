@@ -33,6 +33,11 @@ void lp_lua_free(lp_lua *L);
  * none could be loaded. */
 lp_status lp_lua_load(lp_lua *L, const char *spec);
 
+/* The union of the probes the loaded collectors ask for (enum shm_probe bits;
+ * the entry probe is always on).  Fails on a probes table it does not
+ * understand, naming the collector and the field. */
+lp_status lp_lua_probes(lp_lua *L, uint32_t *probes);
+
 /* Runs every loaded collector's report over the counters files; a Lua error in
  * one is reported and the others still run.  *failures counts them. */
 lp_status lp_lua_report(lp_lua *L, const shm_counters *files, size_t nfiles, int *failures);

@@ -124,7 +124,9 @@ static int cmd_run(int argc, char **argv) {
   lo.outdir_fd = dirfd;
   if (lp_lua_new(&lo, &lua) != LP_OK || lp_lua_load(lua, collectors) != LP_OK) return fail(EXIT_FAILED);
 
-  core_session_options so = {program, argv + optind, dirfd, outdir, atomic};
+  uint32_t probes;
+  if (lp_lua_probes(lua, &probes) != LP_OK) return fail(EXIT_FAILED);
+  core_session_options so = {program, argv + optind, dirfd, outdir, atomic, probes};
   core_session *s;
   if (core_session_start(&so, &s) != LP_OK) return fail(EXIT_FAILED);
   running = s;
