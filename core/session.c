@@ -29,6 +29,7 @@
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -511,21 +512,53 @@ static pid_t wait_any(int *status, bool spin) {
   return waitpid(-1, status, __WALL);
 }
 
+static volatile sig_atomic_t ticked;
+
+static void on_alarm(int sig) {
+  (void)sig;
+  ticked = 1;
+}
+
+/* SIGALRM every TICK_MS interrupts the wait so that tick() runs between stops. */
+static void start_ticks(const core_session *s) {
+  if (!s->opt.tick_ms || !s->opt.tick) return;
+  struct sigaction sa = {0};
+  sa.sa_handler = on_alarm; /* no SA_RESTART: waitpid returns EINTR */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGALRM, &sa, NULL);
+  struct itimerval it = {{s->opt.tick_ms / 1000, (s->opt.tick_ms % 1000) * 1000},
+                         {s->opt.tick_ms / 1000, (s->opt.tick_ms % 1000) * 1000}};
+  setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void stop_ticks(const core_session *s) {
+  if (!s->opt.tick_ms || !s->opt.tick) return;
+  struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
+}
+
 lp_status core_session_run(core_session *s, int *wait_status) {
   resume(s->main_pid, s->deferred_sig);
+  start_ticks(s);
   bool spin = true;
   for (;;) {
     int status;
+    if (ticked) {
+      ticked = 0;
+      s->opt.tick(s->opt.tick_ctx);
+    }
     pid_t tid = wait_any(&status, spin);
     spin = false;
     if (tid < 0) {
       if (errno == EINTR) continue;
+      stop_ticks(s);
       return lp_fail("lost the program: %s", strerror(errno));
     }
     thread *th = find_thread(s, tid);
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
       if (th) remove_thread(s, th);
       if (tid != s->main_pid) continue;
+      stop_ticks(s);
       *wait_status = status;
       s->counters.header->end = WIFEXITED(status) ? SHM_EXITED : SHM_KILLED;
       s->counters.header->end_value = WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status);

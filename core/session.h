@@ -19,6 +19,9 @@ typedef struct core_session_options {
   const char *outdir;      /* its name, for messages and for the target's open() */
   bool atomic;             /* lock-prefixed counters */
   uint32_t probes;         /* enum shm_probe bits: what the copies count */
+  unsigned tick_ms;        /* call tick() about this often while the program runs; 0: never */
+  void (*tick)(void *ctx);
+  void *tick_ctx;
 } core_session_options;
 
 typedef struct core_session_stats {

@@ -322,9 +322,10 @@ static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
   lua_setfield(L, -2, "functions");
 }
 
-lp_status lp_lua_report(lp_lua *lp, const shm_counters *files, size_t nfiles, int *failures) {
+/* Calls FIELD(run) of every collector that has it; returns the failures. */
+static int call_each(lp_lua *lp, const char *field, const shm_counters *files, size_t nfiles) {
   lua_State *L = lp->L;
-  *failures = 0;
+  int failures = 0;
   lua_rawgeti(L, LUA_REGISTRYINDEX, lp->collectors_ref);
   for (int i = 1; i <= lp->ncollectors; i++) {
     lua_rawgeti(L, -1, i);
@@ -332,16 +333,43 @@ lp_status lp_lua_report(lp_lua *lp, const shm_counters *files, size_t nfiles, in
     char name[128];
     snprintf(name, sizeof name, "%s", lua_tostring(L, -1));
     lua_pop(L, 1);
-    if (lua_getfield(L, -1, "report") != LUA_TFUNCTION) {
+    if (lua_getfield(L, -1, field) != LUA_TFUNCTION) {
       lua_pop(L, 2);
       continue;
     }
     push_run(lp, files, nfiles);
-    if (!call(lp, 1, 0, name)) ++*failures;
+    if (!call(lp, 1, 0, name)) failures++;
     lua_pop(L, 1); /* collector */
   }
   lua_pop(L, 1);
+  return failures;
+}
+
+lp_status lp_lua_report(lp_lua *lp, const shm_counters *files, size_t nfiles, int *failures) {
+  *failures = call_each(lp, "report", files, nfiles);
   return LP_OK;
+}
+
+void lp_lua_sample(lp_lua *lp, const shm_counters *files, size_t nfiles) {
+  call_each(lp, "sample", files, nfiles);
+}
+
+unsigned lp_lua_interval(lp_lua *lp) {
+  lua_State *L = lp->L;
+  unsigned best = 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, lp->collectors_ref);
+  for (int i = 1; i <= lp->ncollectors; i++) {
+    lua_rawgeti(L, -1, i);
+    bool samples = lua_getfield(L, -1, "sample") == LUA_TFUNCTION;
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "interval");
+    double seconds = lua_isnumber(L, -1) ? lua_tonumber(L, -1) : 1.0;
+    lua_pop(L, 2);
+    unsigned ms = seconds < 0.01 ? 10 : (unsigned)(seconds * 1000);
+    if (samples && (!best || ms < best)) best = ms;
+  }
+  lua_pop(L, 1);
+  return best;
 }
 
 lp_status lp_lua_list(lp_lua *lp) {

@@ -42,6 +42,13 @@ lp_status lp_lua_probes(lp_lua *L, uint32_t *probes);
  * one is reported and the others still run.  *failures counts them. */
 lp_status lp_lua_report(lp_lua *L, const shm_counters *files, size_t nfiles, int *failures);
 
+/* The shortest `interval` (seconds) of the collectors that have a
+ * sample(run) function, in milliseconds; 0 when none has. */
+unsigned lp_lua_interval(lp_lua *L);
+
+/* Calls every collector's sample(run) on the live counters. */
+void lp_lua_sample(lp_lua *L, const shm_counters *files, size_t nfiles);
+
 /* Prints the built-in collectors with their outputs. */
 lp_status lp_lua_list(lp_lua *L);
 

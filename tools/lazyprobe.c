@@ -78,6 +78,12 @@ static lp_status prepare_outdir(const char *dir, int *fd_out) {
 /* {=== run ===*/
 
 static core_session *running;
+static lp_lua *sampling;
+
+static void sample_live(void *ctx) {
+  (void)ctx;
+  if (running && sampling) lp_lua_sample(sampling, core_session_counters(running), 1);
+}
 
 static void forward(int sig, siginfo_t *si, void *ctx) {
   (void)ctx;
@@ -126,7 +132,9 @@ static int cmd_run(int argc, char **argv) {
 
   uint32_t probes;
   if (lp_lua_probes(lua, &probes) != LP_OK) return fail(EXIT_FAILED);
-  core_session_options so = {program, argv + optind, dirfd, outdir, atomic, probes};
+  core_session_options so = {program, argv + optind, dirfd, outdir, atomic, probes,
+                             lp_lua_interval(lua), sample_live, NULL};
+  sampling = lua;
   core_session *s;
   if (core_session_start(&so, &s) != LP_OK) return fail(EXIT_FAILED);
   running = s;
