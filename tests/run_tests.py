@@ -997,6 +997,81 @@ def test_debian(ctx, name, argv, stdin):
     return [(tname, probs)]
 
 
+# Collectors written by the user: errors are reported with file:line, the
+# program still runs to its end, the other collectors still report.
+COLLECTOR_SOURCES = {
+    'runtime_error.lua': 'return { name = "broken",\n  report = function(run)\n    local t = nil\n    return t.field\n  end }\n',
+    'syntax_error.lua': 'return { report = function(run)\n  this is not lua\nend }\n',
+    'bad_probes.lua': 'return { probes = { blocks = "everything" }, report = function() end }\n',
+    'sampler.lua': ('local last = -1\nreturn { interval = 0.05, sample = function(run)\n'
+                    '  local n = 0\n  for _, f in ipairs(run.functions) do n = n + f.count end\n'
+                    '  assert(n >= last, "counts went down")\n  last = n\n'
+                    '  lazyprobe.print("sample " .. n)\nend }\n'),
+}
+
+
+def write_collectors(ctx):
+    d = ctx.scratch('collector-sources')
+    for name, text in COLLECTOR_SOURCES.items():
+        with open(os.path.join(d, name), 'w') as f:
+            f.write(text)
+    return d
+
+
+def test_collector_errors(ctx):
+    results = []
+    src = write_collectors(ctx)
+    binary, _ = ctx.binary('fib', ('O2', 'pie', 'sym'))
+    nst, nout, nerr, _ = run_proc([binary])
+    for name, line_no in (('runtime_error.lua', 4), ('syntax_error.lua', 2)):
+        tname = 'collectors/' + name[:-4]
+        outdir = ctx.scratch(tname)
+        path = os.path.join(src, name)
+        cmd = [ctx.lp, 'run', '-c', path + ',calls', '-o', outdir, '--', binary]
+        st, out, err, _ = run_proc(cmd, timeout=RUN_TIMEOUT)
+        probs = []
+        text = err.decode(errors='replace')
+        if st != nst or out != nout:
+            probs.append('program not run as natively: status %d vs %d' % (st, nst))
+        if not re.search(r'^lazyprobe: collector .*%s:%d: ' % (re.escape(name), line_no), text, re.M):
+            probs.append('no "lazyprobe: collector ...%s:%d:" line in %s' % (name, line_no, short(err)))
+        if 'calls:' not in text or not os.path.exists(os.path.join(outdir, 'calls.json')):
+            probs.append('the calls collector did not report')
+        results.append((tname, probs + (['  [repro: %s]' % ' '.join(cmd)] if probs else [])))
+
+    tname = 'collectors/bad_probes'
+    outdir = ctx.scratch(tname)
+    cmd = [ctx.lp, 'run', '-c', os.path.join(src, 'bad_probes.lua'), '-o', outdir, '--', binary]
+    st, out, err, _ = run_proc(cmd, timeout=RUN_TIMEOUT)
+    lines = err.decode(errors='replace').splitlines()
+    probs = []
+    if st == 0 or out:
+        probs.append('status %d, stdout %s: the program must not run' % (st, short(out)))
+    if len(lines) != 1 or not lines[0].startswith(PREFIX) or 'probes.blocks' not in lines[0]:
+        probs.append('expected one lazyprobe: line naming probes.blocks, got %s' % short(err))
+    results.append((tname, probs))
+
+    tname = 'collectors/sample'
+    outdir = ctx.scratch(tname)
+    slow = os.path.join(src, 'slow')
+    with open(slow + '.c', 'w') as f:   # 0.4 s of calls, spread out
+        f.write('#include <unistd.h>\n__attribute__((noipa)) void step(void) { usleep(20000); }\n'
+                'int main(void) { for (int i = 0; i < 20; i++) step(); return 0; }\n')
+    subprocess.run(['gcc', '-O2', '-o', slow, slow + '.c'], check=True)
+    cmd = [ctx.lp, 'run', '-c', os.path.join(src, 'sampler.lua'), '-o', outdir, '--', slow]
+    st, out, err, _ = run_proc(cmd, timeout=RUN_TIMEOUT)
+    samples = [int(m) for m in re.findall(r'^lazyprobe: sample (\d+)$', err.decode(errors='replace'), re.M)]
+    probs = []
+    if st != 0:
+        probs.append('status %d: %s' % (st, short(err)))
+    if not samples:
+        probs.append('no sample line while the program ran')
+    elif samples != sorted(samples):
+        probs.append('live counts went down: %s' % samples)
+    results.append((tname, probs))
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1032,6 +1107,7 @@ def main():
         jobs.append(('security/counters_mode_0600', lambda: test_counters_mode(ctx)))
         jobs.append(('security/planted_symlink_existing', lambda: test_symlink(ctx, False)))
         jobs.append(('security/planted_symlink_dangling', lambda: test_symlink(ctx, True)))
+        jobs.append(('collectors/', lambda: test_collector_errors(ctx)))
         make_debian_inputs(ctx)
         for name, argv, stdin in DEBIAN_COMMANDS:
             jobs.append(('debian/' + name, lambda n=name, a=argv, i=stdin: test_debian(ctx, n, a, i)))
