@@ -16,6 +16,9 @@ typedef struct core_line {
   uint64_t addr; /* link-time address where the row begins */
   uint32_t file; /* index into core_lines.files */
   uint32_t line; /* 1-based source line; 0 when the compiler says "no line" */
+  bool stmt;     /* a statement begins here (is_stmt): where a debugger would
+                    put a breakpoint for LINE; rows without it are instructions
+                    of LINE scheduled among other lines' (gcc -O2) */
 } core_line;
 
 /* A sequence of the line table: rows cover [lo, hi) without gaps.  Private to
@@ -26,10 +29,13 @@ typedef struct core_line_seq {
 
 typedef struct core_lines {
   core_line *rows; /* sorted by addr, one per address: where a new row of the
-                      line table begins; a row covers up to the next row or the
-                      end of its sequence */
+                      line table begins, is_stmt or not (the last row of the
+                      table at that address, as addr2line and gdb answer); a
+                      row covers up to the next row or the end of its sequence */
   size_t nrows;
-  char **files;    /* absolute, normalised paths (no ./, ../ or //), each once */
+  char **files;    /* normalised paths (no ./, ../ or //), each once: the unit's
+                      comp_dir + include dir + name, absolute unless the DWARF's
+                      comp_dir is relative (Debian's packages map it to ".") */
   size_t nfiles;
   bool present;    /* the module (or its debug file) has line rows */
   core_line_seq *seqs; /* private: sorted, disjoint */
