@@ -1,12 +1,14 @@
 /* reloc.h — relocate one whole function to a new address, with probes.
  *
  * Architecture-neutral interface.  Planning decodes the function recursively
- * from its entry (never a blind sweep), finds its basic blocks, jump tables and
- * the size of the copy; emitting writes the copy for a given run-time address:
- * branches re-targeted into the copy, RIP-relative operands rewritten, calls and
- * jumps to other functions sent to their original entries, an entry counter
- * inlined at the top.  The copy's size does not depend on where it goes.
- * Knows nothing of processes, files or Lua. */
+ * from its entry (never a blind sweep), finds its basic blocks, edges, jump
+ * tables and call sites, the flags liveness at every probe point, a spanning
+ * tree of the edges (arcs) and the size of the copy; emitting writes the copy
+ * for a given run-time address: branches re-targeted into the copy,
+ * RIP-relative operands rewritten, calls and jumps to other functions sent to
+ * their original entries, the probes inlined (entry, blocks, edges, call
+ * sites).  The copy's size does not depend on where it goes or where the
+ * counters are.  Knows nothing of processes, files or Lua. */
 #ifndef RELOC_H
 #define RELOC_H
 
@@ -26,9 +28,22 @@ typedef struct reloc_function_desc {
 
 /* What to count in a copy.  Every probe updates one 8-byte slot of a
  * contiguous array the caller allocates after planning (reloc_info.ncounters
- * slots, see reloc_emit): slot 0 is the entry counter, then one slot per block
- * (block order) when blocks != RELOC_BLOCKS_NONE, then one per counted edge
- * (edge order) when arcs. */
+ * slots, see reloc_emit), in this order: slot 0 is the entry counter when
+ * entry, then one slot per block (block order) when blocks !=
+ * RELOC_BLOCKS_NONE, then one per counted edge (edge order) when arcs, then
+ * one per call site (reloc_calls order) when calls; reloc_info gives where
+ * each group starts.
+ *
+ * Where the probes go: the entry counter on top of the copy (only calls reach
+ * it: branches inside the function to its entry land below it); a block probe
+ * at the start of the block's copy, which every path into the block passes; a
+ * counted edge's probe after the last instruction of a falling-through block
+ * (FALL), before the last instruction when that ends the block's only edge
+ * (a ret, a jmp, an indirect jmp, a noreturn call), else in a stub after the
+ * code that the branch or the jump table entry is sent to (probe; jmp target);
+ * a call-site counter right before its call.  Counters use inc (flags saved
+ * with pushfq/popfq only where the flags liveness says they are live; one
+ * save for adjacent probes) and lock inc when atomic. */
 typedef enum reloc_block_probe {
   RELOC_BLOCKS_NONE,
   RELOC_BLOCKS_COVER, /* mov byte [slot], 1: never touches flags */
@@ -36,10 +51,13 @@ typedef enum reloc_block_probe {
 } reloc_block_probe;
 
 typedef struct reloc_probes {
-  bool entry;                /* count entries (slot 0) */
+  bool entry;                /* count calls into the function (slot 0); a jump to
+                                the entry from inside it is no call */
   reloc_block_probe blocks;
   bool arcs;                 /* count the edges off a spanning tree (the rest follow
                                 by flow conservation, reloc_flow.h) */
+  bool calls;                /* count every call instruction, direct and indirect
+                                (see reloc_calls); flags are dead at a call */
   bool atomic;               /* lock-prefixed counter updates */
   /* Is ADDR another function's entry?  A jump there is a tail call, after which
    * flags are dead (ABI); a jump anywhere else outside the function (FUNC.cold)
@@ -48,8 +66,13 @@ typedef struct reloc_probes {
   void *ctx;
 } reloc_probes;
 
-/* The control-flow graph of a planned function, for reports.  Blocks end at
- * branches, calls and returns, and begin at branch targets. */
+/* The control-flow graph of a planned function, for reports.  Blocks begin at
+ * the entry (block 0), at every branch and jump-table target inside the
+ * function and after every block end; they end at jmp, jcc, jrcxz/loop, ret,
+ * calls (direct and indirect: the return lands in the next block), indirect
+ * jmps, ud2/hlt/int3 and noreturn calls.  Blocks are numbered in the copy's
+ * layout order: the entry's block first, then by address from there on, then
+ * those below the entry. */
 typedef struct reloc_block {
   uint64_t addr;       /* original run-time address of its first instruction */
   uint32_t size;       /* bytes in the original */
@@ -67,14 +90,27 @@ typedef enum reloc_edge_kind {
   RELOC_EDGE_ESCAPE,   /* an unresolved indirect jump or a fall off the known body */
 } reloc_edge_kind;
 
+/* Edges are sorted by FROM, then kind, then target.  A jump table gives one
+ * TABLE edge per distinct target inside the function and one RETURN edge per
+ * distinct target outside it; jmp [rip+x] (a tail call through the GOT) is a
+ * RETURN with target 0; ud2/hlt/int3 and noreturn calls end in an ESCAPE to
+ * RELOC_EXIT (no FALL), so that flow is conserved at every block. */
 typedef struct reloc_edge {
   uint32_t from, to;   /* block indices; to == RELOC_EXIT when leaving */
   uint8_t kind;        /* reloc_edge_kind */
-  bool counted;        /* has its own counter slot (arcs: off the spanning tree) */
+  bool counted;        /* has its own counter slot (arcs: off the spanning tree);
+                          the k-th counted edge uses slot reloc_info.edge_slot + k */
   uint64_t branch;     /* original address of the instruction that transfers
                           (the last of the FROM block) */
-  uint64_t target;     /* original target address (0 for ret and escapes) */
+  uint64_t target;     /* original target address: the next block's for FALL,
+                          0 for ret, jmp [rip+x] and escapes */
 } reloc_edge;
+
+/* A call site: the k-th call uses slot reloc_info.call_slot + k when calls. */
+typedef struct reloc_call {
+  uint64_t site;       /* original address of the call instruction */
+  uint64_t target;     /* original address of a direct callee; 0 when indirect */
+} reloc_call;
 
 typedef struct reloc_plan reloc_plan; /* opaque */
 
@@ -83,8 +119,15 @@ typedef struct reloc_info {
   size_t ninstructions;
   size_t nblocks;
   size_t nedges;
+  size_t ncounted;           /* edges off the spanning tree (counted when arcs):
+                                nedges - nblocks + 1 */
+  size_t ncalls;             /* call instructions, direct and indirect */
   size_t ncounters;          /* counter slots reloc_emit needs (see reloc_probes) */
-  size_t nsaved;             /* probes that must save and restore the flags */
+  size_t block_slot;         /* first slot of each group (meaningful when the */
+  size_t edge_slot;          /*   group is asked for): blocks, counted edges, */
+  size_t call_slot;          /*   call sites */
+  size_t nsaved;             /* probes that must save and restore the flags
+                                (adjacent ones share one save) */
   size_t njump_tables;       /* tables found and rewritten into the copy */
   bool leaves_to_original;   /* an indirect jump that was not resolved may land in
                                 the original body (semantics kept, precision not) */
@@ -115,6 +158,9 @@ lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out, uint64
  * edges, valid while the plan lives. */
 const reloc_block *reloc_blocks(const reloc_plan *plan);
 const reloc_edge *reloc_edges(const reloc_plan *plan);
+
+/* The info.ncalls call sites, by address, valid while the plan lives. */
+const reloc_call *reloc_calls(const reloc_plan *plan);
 
 /* The distinct targets of the direct calls and jumps that leave the function
  * (its callees and tail callees), at most MAX of them into OUT; returns how

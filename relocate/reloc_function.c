@@ -1,47 +1,16 @@
 /* reloc_function.c — the whole-function relocator behind reloc.h.
  *
- * Owns the function-level work: recursive decoding from the entry (worklist),
- * jump-table resolution, basic blocks, layout (entry first, entry counter on
- * top, jmp where a fall-through is broken, new tables after the code) and the
- * measure/emit passes.  Instruction encodings are left to arch/x86_64
- * (x64_decode, x64_relocator, x64_writer, x64_jumptable). */
-#include "reloc.h"
-
+ * Owns the function-level work and the public entry points: recursive
+ * decoding from the entry (worklist) and jump-table resolution, then the
+ * passes of the other files in order (reloc_internal.h): blocks and edges,
+ * flags liveness, probe placement, and the measure pass of the layout; emit
+ * runs the layout again for a destination.  Instruction encodings are left to
+ * arch/x86_64 (x64_decode, x64_relocator, x64_writer, x64_jumptable). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "x64_decode.h"
-#include "x64_jumptable.h"
-#include "x64_relocator.h"
-#include "x64_writer.h"
-
-typedef struct reloc_table {
-  x64_table_kind kind;
-  uint64_t table;    /* original address */
-  size_t nentries;
-  uint64_t *targets; /* original targets; those outside the function stay as they are */
-} reloc_table;
-
-typedef struct reloc_insn {
-  x64_insn x;
-  bool noreturn;     /* a call whose fall-through is not code: ud2 after it */
-  int32_t table_ref; /* the table whose address this insn's disp32 carries, or -1 */
-} reloc_insn;
-
-struct reloc_plan {
-  uint64_t entry, lo, hi;
-  reloc_probes probes;
-  reloc_insn *insns; /* in address order once planned */
-  size_t n, entry_index;
-  int32_t *at;       /* per byte of [lo,hi): index+1 of the insn starting there,
-                        -(index+1) inside one, 0 not decoded */
-  size_t *order;    /* layout order */
-  int64_t *copy_off;
-  reloc_table *tables;
-  size_t ntables;
-  size_t copy_size;
-};
+#include "reloc_internal.h"
 
 /* {=== decoding ===*/
 
@@ -75,7 +44,25 @@ static lp_status push_work(builder *b, uint64_t a) {
   return LP_OK;
 }
 
-static bool inside(const reloc_plan *p, uint64_t a) { return a >= p->lo && a < p->hi; }
+bool reloc_inside(const reloc_plan *p, uint64_t a) { return a >= p->lo && a < p->hi; }
+static bool inside(const reloc_plan *p, uint64_t a) { return reloc_inside(p, a); }
+
+long reloc_insn_at(const reloc_plan *p, uint64_t orig) {
+  if (!inside(p, orig)) return -1;
+  int32_t s = p->at[orig - p->lo];
+  return s > 0 ? (long)(s - 1) : -1;
+}
+
+bool reloc_falls_through(const reloc_insn *in) {
+  switch (in->x.flow) {
+  case X64_FLOW_NEXT:
+  case X64_FLOW_JCC:
+  case X64_FLOW_JCC_SHORT:
+  case X64_FLOW_CALL:
+  case X64_FLOW_CALL_INDIRECT: return true;
+  default: return false;
+  }
+}
 
 enum { DECODED, UNDECODABLE, OVERLAP };
 
@@ -111,7 +98,7 @@ static lp_status walk(builder *b, uint64_t a) {
     if (!grow((void **)&p->insns, &b->cap, p->n + 1, sizeof *p->insns))
       return lp_fail("out of memory");
     size_t i = p->n++;
-    p->insns[i] = (reloc_insn){x, false, -1};
+    p->insns[i] = (reloc_insn){.x = x, .table_ref = -1, .table_jmp = -1};
     mark(p, &x, i);
     const x64_insn *in = &p->insns[i].x;
     uint64_t next = a + in->len;
@@ -230,7 +217,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
         return lp_fail("out of memory");
       }
       p->tables = nt;
-      p->tables[p->ntables++] = (reloc_table){m.kind, m.table, m.nentries, targets};
+      p->tables[p->ntables++] = (reloc_table){m.kind, m.table, m.nentries, targets, -1};
     } else if (m.nentries > p->tables[t].nentries) { /* same table, wider bound */
       free(p->tables[t].targets);
       p->tables[t].targets = targets;
@@ -239,6 +226,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
       free(targets);
     }
     p->insns[p->at[m.ref - p->lo] - 1].table_ref = (int32_t)t; /* m.ref was decoded */
+    p->insns[i].table_jmp = (int32_t)t;
     for (size_t k = 0; k < p->tables[t].nentries; k++)
       if (inside(p, p->tables[t].targets[k])) LP_CHECK(push_work(b, p->tables[t].targets[k]));
     *more = true;
@@ -248,88 +236,6 @@ static lp_status resolve_tables(builder *b, bool *more) {
 
 /* }=== */
 
-/* {=== layout ===*/
-
-static long label_of(void *ctx, uint64_t orig) {
-  const reloc_plan *p = ctx;
-  if (!inside(p, orig)) return -1;
-  int32_t s = p->at[orig - p->lo];
-  return s > 0 ? (long)(s - 1) : -1;
-}
-
-static bool falls_through(const x64_insn *in) {
-  switch (in->flow) {
-  case X64_FLOW_NEXT:
-  case X64_FLOW_JCC:
-  case X64_FLOW_JCC_SHORT:
-  case X64_FLOW_CALL:
-  case X64_FLOW_CALL_INDIRECT: return true;
-  default: return false;
-  }
-}
-
-typedef struct emit_ctx {
-  const reloc_plan *p;
-  reloc_redirect redirect;
-  void *redirect_ctx;
-} emit_ctx;
-
-static long emit_label_of(void *ctx, uint64_t orig) { return label_of((void *)((emit_ctx *)ctx)->p, orig); }
-
-static uint64_t emit_redirect(void *ctx, uint64_t orig) {
-  const emit_ctx *e = ctx;
-  return e->redirect ? e->redirect(e->redirect_ctx, orig) : orig;
-}
-
-/* Writes the copy; one code path for measuring (no buffer) and emitting. */
-static lp_status layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, uint64_t counters,
-                        reloc_redirect redirect, void *redirect_ctx) {
-  void *ctx = (void *)p;
-  emit_ctx e = {p, redirect, redirect_ctx};
-  const x64_targets targets = {emit_label_of, emit_redirect, &e};
-  for (size_t k = 0; k < p->n; k++) {
-    size_t i = p->order[k];
-    const x64_insn *in = &p->insns[i].x;
-    x64_put_label(w, i);
-    if (i == p->entry_index && p->probes.entry) /* slot 0; flags are dead at an ABI entry */
-      x64_put_inc_rip_counter(w, counters, p->probes.atomic);
-    if (copy_off) copy_off[i] = (int64_t)w->offset;
-    if (p->insns[i].table_ref >= 0)
-      x64_relocate_table_ref(w, in, p->n + (size_t)p->insns[i].table_ref);
-    else
-      x64_relocate_insn(w, in, &targets);
-    if (!falls_through(in)) continue;
-    if (p->insns[i].noreturn) {
-      x64_put_ud2(w);
-      continue;
-    }
-    uint64_t next = in->addr + in->len;
-    long l = label_of(ctx, next);
-    if (l < 0)
-      x64_put_jmp_rel32_address(w, next); /* fell off the known body */
-    else if (k + 1 == p->n || p->order[k + 1] != (size_t)l)
-      x64_put_jmp_rel32_label(w, (size_t)l);
-  }
-  for (size_t t = 0; t < p->ntables; t++) {
-    const reloc_table *tb = &p->tables[t];
-    x64_put_align(w, tb->kind == X64_TABLE_REL32 ? 4 : 8, /*int3=*/0xcc);
-    x64_put_label(w, p->n + t);
-    for (size_t e = 0; e < tb->nentries; e++) {
-      long l = label_of(ctx, tb->targets[e]);
-      if (tb->kind == X64_TABLE_REL32 && l >= 0)
-        x64_put_label_diff32(w, (size_t)l, p->n + t);
-      else if (tb->kind == X64_TABLE_REL32)
-        x64_put_address_diff32(w, tb->targets[e], p->n + t);
-      else if (l >= 0)
-        x64_put_label_abs64(w, (size_t)l);
-      else
-        x64_put_u64(w, tb->targets[e]);
-    }
-  }
-  return x64_writer_flush(w);
-}
-
-/* }=== */
 
 static int by_addr(const void *a, const void *b) {
   uint64_t x = ((const reloc_insn *)a)->x.addr, y = ((const reloc_insn *)b)->x.addr;
@@ -346,45 +252,40 @@ static void fill_info(const reloc_plan *p, bool leaves, reloc_info *info) {
   memset(info, 0, sizeof *info);
   info->copy_size = p->copy_size;
   info->ninstructions = p->n;
+  info->nblocks = p->nblocks;
+  info->nedges = p->nedges;
+  info->ncounted = p->ncounted;
+  info->ncalls = p->ncalls;
+  info->ncounters = p->ncounters;
+  info->block_slot = p->block_slot;
+  info->edge_slot = p->edge_slot;
+  info->call_slot = p->call_slot;
+  info->nsaved = p->nsaved;
   info->njump_tables = p->ntables;
   info->leaves_to_original = leaves;
   info->min_inner_target = UINT64_MAX;
-
-  size_t span = (size_t)(p->hi - p->lo);
-  bool *target = calloc(span ? span : 1, 1);
-  for (size_t i = 0; i < p->n; i++) {
-    const x64_insn *in = &p->insns[i].x;
-    if ((in->flow == X64_FLOW_JMP || in->flow == X64_FLOW_JCC || in->flow == X64_FLOW_JCC_SHORT) &&
-        inside(p, in->target)) {
-      if (target) target[in->target - p->lo] = true;
-      if (in->target > p->entry && in->target - p->entry < info->min_inner_target)
-        info->min_inner_target = in->target - p->entry;
-    }
+  for (size_t e = 0; e < p->nedges; e++) { /* every branch or table target inside */
+    const reloc_edge *ed = &p->edges[e];
+    if (ed->kind == RELOC_EDGE_TAKEN || ed->kind == RELOC_EDGE_JUMP || ed->kind == RELOC_EDGE_TABLE)
+      if (ed->target > p->entry && ed->target - p->entry < info->min_inner_target)
+        info->min_inner_target = ed->target - p->entry;
   }
-  for (size_t t = 0; t < p->ntables; t++)
-    for (size_t e = 0; e < p->tables[t].nentries; e++) {
-      uint64_t a = p->tables[t].targets[e];
-      if (!inside(p, a)) continue;
-      if (target) target[a - p->lo] = true;
-      if (a > p->entry && a - p->entry < info->min_inner_target)
-        info->min_inner_target = a - p->entry;
-    }
-  for (size_t i = 0; i < p->n; i++) { /* block leaders */
-    const x64_insn *in = &p->insns[i].x, *pv = i ? &p->insns[i - 1].x : NULL;
-    bool leader = i == p->entry_index || !pv || (target && target[in->addr - p->lo]) ||
-                  pv->addr + pv->len != in->addr || !falls_through(pv) || p->insns[i - 1].noreturn ||
-                  pv->flow == X64_FLOW_JCC || pv->flow == X64_FLOW_JCC_SHORT;
-    info->nblocks += leader;
-  }
-  free(target);
-
   size_t bytes = 0;
   for (size_t i = p->entry_index; i < p->n && bytes < 5; i++) {
     if (p->insns[i].x.addr != p->entry + bytes) break;
     bytes += p->insns[i].x.len;
   }
   info->entry_insn_bytes = bytes;
-  info->ncounters = p->probes.entry ? 1 : 0;
+}
+
+/* The measure pass: the copy's size, each instruction's offset, nsaved. */
+static lp_status measure(reloc_plan *p) {
+  x64_writer w;
+  LP_CHECK(x64_writer_init(&w, NULL, 0, reloc_layout_labels(p)));
+  lp_status st = reloc_layout(p, &w, p->copy_off, 0, NULL, NULL, &p->nsaved);
+  p->copy_size = w.offset;
+  x64_writer_clear(&w);
+  return st;
 }
 
 lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes *probes,
@@ -431,13 +332,10 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
   }
   for (size_t k = 0; k < p->n; k++) p->order[k] = (p->entry_index + k) % p->n;
 
-  x64_writer w;
-  if (x64_writer_init(&w, NULL, 0, p->n + p->ntables) != LP_OK) goto out;
-  st = layout(p, &w, p->copy_off, 0, NULL, NULL);
-  p->copy_size = w.offset;
-  x64_writer_clear(&w);
-  if (st != LP_OK) goto out;
-
+  if (reloc_build_cfg(p) != LP_OK) goto out;
+  reloc_flags_liveness(p);
+  if (reloc_place_probes(p) != LP_OK || measure(p) != LP_OK) goto out;
+  st = LP_OK;
   fill_info(p, b.leaves_to_original, info);
   *out = p;
 out:
@@ -450,8 +348,8 @@ out:
 lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out, uint64_t counters,
                      reloc_redirect redirect, void *ctx) {
   x64_writer w;
-  LP_CHECK(x64_writer_init(&w, out, dest, plan->n + plan->ntables));
-  lp_status st = layout(plan, &w, NULL, counters, redirect, ctx);
+  LP_CHECK(x64_writer_init(&w, out, dest, reloc_layout_labels(plan)));
+  lp_status st = reloc_layout(plan, &w, NULL, counters, redirect, ctx, NULL);
   size_t size = w.offset;
   x64_writer_clear(&w);
   if (st != LP_OK)
@@ -461,6 +359,10 @@ lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out, uint64
                    plan->copy_size);
   return LP_OK;
 }
+
+const reloc_block *reloc_blocks(const reloc_plan *plan) { return plan->blocks; }
+const reloc_edge *reloc_edges(const reloc_plan *plan) { return plan->edges; }
+const reloc_call *reloc_calls(const reloc_plan *plan) { return plan->calls; }
 
 size_t reloc_callees(const reloc_plan *plan, uint64_t *out, size_t max) {
   size_t n = 0;
@@ -479,8 +381,8 @@ size_t reloc_callees(const reloc_plan *plan, uint64_t *out, size_t max) {
 }
 
 int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig) {
-  long l = label_of((void *)plan, orig);
-  return l < 0 ? -1 : plan->copy_off[l];
+  long i = reloc_insn_at(plan, orig);
+  return i < 0 ? -1 : plan->copy_off[i];
 }
 
 void reloc_plan_free(reloc_plan *plan) {
@@ -491,5 +393,10 @@ void reloc_plan_free(reloc_plan *plan) {
   free(plan->at);
   free(plan->order);
   free(plan->copy_off);
+  free(plan->blocks);
+  free(plan->bdata);
+  free(plan->edges);
+  free(plan->edata);
+  free(plan->calls);
   free(plan);
 }

@@ -1,5 +1,6 @@
 /* x64_decode.c — Zydis 4 behind x64_decode.h: classify control flow, find the
- * branch target and the disp32, simplify operands. */
+ * branch target and the disp32, the status flags read and written, simplify
+ * operands. */
 #include "x64_decode.h"
 
 #include <string.h>
@@ -47,6 +48,35 @@ static x64_flow classify(const ZydisDecodedInstruction *zi, const ZydisDecodedOp
   return X64_FLOW_NEXT;
 }
 
+static uint8_t compact(ZydisAccessedFlagsMask m) {
+  static const struct { ZydisAccessedFlagsMask z; uint8_t f; } map[] = {
+      {ZYDIS_CPUFLAG_CF, X64_FLAG_CF}, {ZYDIS_CPUFLAG_PF, X64_FLAG_PF},
+      {ZYDIS_CPUFLAG_AF, X64_FLAG_AF}, {ZYDIS_CPUFLAG_ZF, X64_FLAG_ZF},
+      {ZYDIS_CPUFLAG_SF, X64_FLAG_SF}, {ZYDIS_CPUFLAG_OF, X64_FLAG_OF},
+  };
+  uint8_t f = 0;
+  for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+    if (m & map[i].z) f |= map[i].f;
+  return f;
+}
+
+/* A shift or rotate by 0 (CL, or an immediate masked to 0) leaves the flags
+ * alone; so does a rep-prefixed string instruction with rcx = 0. */
+static bool may_keep_flags(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *ops) {
+  if (zi->attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE))
+    return true;
+  switch (zi->mnemonic) {
+  case ZYDIS_MNEMONIC_SHL: case ZYDIS_MNEMONIC_SHR: case ZYDIS_MNEMONIC_SAR:
+  case ZYDIS_MNEMONIC_ROL: case ZYDIS_MNEMONIC_ROR: case ZYDIS_MNEMONIC_RCL:
+  case ZYDIS_MNEMONIC_RCR: case ZYDIS_MNEMONIC_SHLD: case ZYDIS_MNEMONIC_SHRD: {
+    const ZydisDecodedOperand *count = &ops[zi->operand_count_visible - 1];
+    if (count->type != ZYDIS_OPERAND_TYPE_IMMEDIATE) return true;
+    return (count->imm.value.u & (zi->operand_width == 64 ? 63 : 31)) == 0;
+  }
+  default: return false;
+  }
+}
+
 bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out) {
   ZydisDecodedInstruction zi;
   ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
@@ -61,6 +91,12 @@ bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out)
   if (out->flow == X64_FLOW_JCC) out->cc = zi.opcode & 0x0f;
   out->disp_size = zi.raw.disp.size;
   out->disp_offset = zi.raw.disp.offset;
+  if (zi.cpu_flags) {
+    const ZydisAccessedFlags *f = zi.cpu_flags;
+    out->flags_read = compact(f->tested);
+    if (!may_keep_flags(&zi, ops))
+      out->flags_written = compact(f->modified | f->set_0 | f->set_1 | f->undefined);
+  }
 
   for (unsigned i = 0; i < zi.operand_count_visible; i++) {
     const ZydisDecodedOperand *o = &ops[i];

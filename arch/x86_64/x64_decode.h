@@ -2,8 +2,9 @@
  *
  * A thin wrapper over Zydis 4 that keeps only what relocation needs: length,
  * raw bytes, the control-flow class, a direct branch's target, the position of
- * a RIP-relative (or absolute) disp32, and up to two simplified operands for
- * the jump-table matcher.  Knows nothing of functions or layout. */
+ * a RIP-relative (or absolute) disp32, the status flags it reads and writes
+ * (for flags liveness), and up to two simplified operands for the jump-table
+ * matcher.  Knows nothing of functions or layout. */
 #ifndef X64_DECODE_H
 #define X64_DECODE_H
 
@@ -23,6 +24,13 @@ typedef enum x64_flow {
   X64_FLOW_STOP,          /* ud0/ud1/ud2, hlt, int3: never falls through */
   X64_FLOW_UNSUPPORTED,   /* another relative instruction (xbegin …) */
 } x64_flow;
+
+/* The six arithmetic status flags, as a compact mask (not EFLAGS positions). */
+enum {
+  X64_FLAG_CF = 1, X64_FLAG_PF = 2, X64_FLAG_AF = 4,
+  X64_FLAG_ZF = 8, X64_FLAG_SF = 16, X64_FLAG_OF = 32,
+  X64_FLAGS_ALL = 63,
+};
 
 typedef enum x64_optype { X64_OP_NONE, X64_OP_REG, X64_OP_MEM, X64_OP_IMM } x64_optype;
 
@@ -49,6 +57,11 @@ typedef struct x64_insn {
   uint64_t rip_target;  /* … and the absolute address it names */
   uint8_t disp_offset;  /* where the disp32 sits in bytes (when disp_size == 32) */
   uint8_t disp_size;    /* bits, 0 = none */
+  uint8_t flags_read;   /* X64_FLAG_* the instruction tests */
+  uint8_t flags_written;/* X64_FLAG_* it always overwrites (modified, set or left
+                           undefined); none for a shift or rotate whose count
+                           may be 0 and for rep-prefixed string instructions,
+                           which may leave them as they were */
   uint8_t nops;         /* visible operands kept in op[] (at most 2) */
   x64_operand op[2];
 } x64_insn;

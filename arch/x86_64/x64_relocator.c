@@ -9,6 +9,20 @@ static void put_jmp(x64_writer *w, uint64_t target, const x64_targets *t) {
     x64_put_jmp_rel32_address(w, t->redirect(t->ctx, target));
 }
 
+void x64_relocate_branch_label(x64_writer *w, const x64_insn *in, size_t label) {
+  switch (in->flow) {
+  case X64_FLOW_JMP: x64_put_jmp_rel32_label(w, label); return;
+  case X64_FLOW_JCC: x64_put_jcc_rel32_label(w, in->cc, label); return;
+  case X64_FLOW_JCC_SHORT:
+    x64_put_bytes(w, in->bytes, in->len - 1u);
+    x64_put_u8(w, 2);
+    x64_put_bytes(w, "\xeb\x05", 2);
+    x64_put_jmp_rel32_label(w, label);
+    return;
+  default: x64_put_bytes(w, in->bytes, in->len); return; /* not a direct branch */
+  }
+}
+
 void x64_relocate_insn(x64_writer *w, const x64_insn *in, const x64_targets *t) {
   switch (in->flow) {
   case X64_FLOW_JMP: /* jmp rel8/rel32 -> E9 rel32 */

@@ -25,6 +25,10 @@ typedef struct x64_targets {
 
 void x64_relocate_insn(x64_writer *w, const x64_insn *in, const x64_targets *t);
 
+/* Writes the direct jmp/jcc/jrcxz/loop IN with its target replaced by LABEL
+ * (an edge probe's stub), in the same shape and size as x64_relocate_insn. */
+void x64_relocate_branch_label(x64_writer *w, const x64_insn *in, size_t label);
+
 /* Writes IN, whose disp32 names a jump table, so that it names TABLE_LABEL:
  * RIP-relative for `lea r, [rip+T]`, absolute for `jmp [r*8+T]`. */
 void x64_relocate_table_ref(x64_writer *w, const x64_insn *in, size_t table_label);

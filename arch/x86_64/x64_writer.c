@@ -138,6 +138,24 @@ void x64_put_inc_rip_counter(x64_writer *w, uint64_t counter, bool lock) {
   put_rel32_address(w, counter);
 }
 
+void x64_put_mov_byte_rip_one(x64_writer *w, uint64_t counter) {
+  x64_put_bytes(w, "\xc6\x05", 2); /* mov r/m8, imm8; modrm rip+disp32 */
+  size_t at = w->offset;
+  put_le(w, 0, 4);
+  x64_put_u8(w, /*imm8=*/1);
+  patch_rel32_address(w, at, w->offset, counter); /* relative to the end, after imm8 */
+}
+
+void x64_put_flags_save(x64_writer *w) {
+  x64_put_bytes(w, "\x48\x8d\x64\x24\x80", 5); /* lea rsp, [rsp-128]: past the red zone */
+  x64_put_u8(w, /*pushfq=*/0x9c);
+}
+
+void x64_put_flags_restore(x64_writer *w) {
+  x64_put_u8(w, /*popfq=*/0x9d);
+  x64_put_bytes(w, "\x48\x8d\xa4\x24\x80\x00\x00\x00", 8); /* lea rsp, [rsp+128] */
+}
+
 void x64_put_insn_rip_address(x64_writer *w, const uint8_t *insn, size_t len, size_t disp_offset,
                               uint64_t target) {
   size_t start = w->offset;

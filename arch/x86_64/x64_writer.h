@@ -61,8 +61,16 @@ void x64_put_jcc_rel32_address(x64_writer *w, uint8_t cc, uint64_t target);
 void x64_put_call_rel32_address(x64_writer *w, uint64_t target);  /* E8 rel32 */
 void x64_put_call_rel32_label(x64_writer *w, size_t label);
 
-/* [lock] inc qword ptr [rip+disp32] naming COUNTER: (F0) 48 FF 05 disp32. */
+/* Counter probes (the shapes of DynamoRIO's drx_insert_counter_update):
+ *   [lock] inc qword ptr [rip+disp32] naming COUNTER: (F0) 48 FF 05 disp32;
+ *   mov byte ptr [rip+disp32], 1 (a coverage mark, flags untouched): C6 05 disp32 01;
+ *   the flags save around counters where the flags are live, leaving the red
+ *   zone alone: lea rsp,[rsp-128]; pushfq (48 8D 64 24 80 9C) … popfq;
+ *   lea rsp,[rsp+128] (9D 48 8D A4 24 80 00 00 00). */
 void x64_put_inc_rip_counter(x64_writer *w, uint64_t counter, bool lock);
+void x64_put_mov_byte_rip_one(x64_writer *w, uint64_t counter);
+void x64_put_flags_save(x64_writer *w);
+void x64_put_flags_restore(x64_writer *w);
 
 /* Copies an instruction of LEN bytes and rewrites its disp32 at DISP_OFFSET:
  * RIP-relative to TARGET, RIP-relative to LABEL, or the absolute address of

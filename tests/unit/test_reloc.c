@@ -4,7 +4,12 @@
  * at SRC and emitted at SRC + 0x10000000, checked against expected bytes, and
  * by an oracle that decodes the copy and checks that every RIP-relative
  * operand and branch names the same absolute address or the copy of the same
- * target.  No arguments; exit status 0 when all pass. */
+ * target (through any probes and edge stubs on the way).  Probe shapes and
+ * placements (entry, block cover/count, edges on fall, taken, table and
+ * return, call sites, shared flag saves), flags liveness, the blocks and
+ * edges of the CFG and the spanning-tree property are checked here; the
+ * execution oracle is in test_flow.c.  No arguments; exit status 0 when all
+ * pass. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +19,7 @@
 
 #include "reloc.h"
 #include "x64_decode.h"
+#include "x64_writer.h"
 
 #define SRC 0x400000ull
 #define DEST (SRC + 0x10000000ull)
@@ -53,6 +59,26 @@ static void dump(const char *what, const uint8_t *b, size_t n) {
   printf("\n");
 }
 
+/* From A in the copy, steps over probe code (counter updates, flag saves)
+ * and follows the jmps of edge stubs: where control ends up. */
+static uint64_t follow(const uint8_t *out, uint64_t dest, size_t size, uint64_t a) {
+  for (int steps = 0; steps < 16 && a >= dest && a < dest + size; steps++) {
+    x64_insn i;
+    if (!x64_decode(out + (a - dest), dest + size - a, a, &i)) return a;
+    bool probe = (i.mnemonic == ZYDIS_MNEMONIC_INC && i.rip_relative) ||
+                 (i.mnemonic == ZYDIS_MNEMONIC_MOV && i.rip_relative && i.op[1].type == X64_OP_IMM) ||
+                 (i.mnemonic == ZYDIS_MNEMONIC_LEA && i.op[0].reg == ZYDIS_REGISTER_RSP) ||
+                 i.mnemonic == ZYDIS_MNEMONIC_PUSHFQ || i.mnemonic == ZYDIS_MNEMONIC_POPFQ;
+    if (i.flow == X64_FLOW_JMP && i.len == 5)
+      a = i.target; /* a stub's way on (or a broken fall-through) */
+    else if (probe)
+      a += i.len;
+    else
+      return a;
+  }
+  return a;
+}
+
 /* Decodes the copy at every original instruction's offset and compares. */
 static void oracle(const char *name, const fn_case *c, const reloc_plan *p, const uint8_t *out,
                    uint64_t dest, size_t copy_size) {
@@ -68,21 +94,22 @@ static void oracle(const char *name, const fn_case *c, const reloc_plan *p, cons
     }
     uint64_t want = 0;
     if (o.flow == X64_FLOW_JMP || o.flow == X64_FLOW_JCC || o.flow == X64_FLOW_JCC_SHORT) {
-      int64_t t = o.target == d.entry ? 0 : reloc_copy_offset(p, o.target);
+      int64_t t = reloc_copy_offset(p, o.target);
       want = t >= 0 ? dest + (uint64_t)t : o.target;
     }
+    uint64_t reach = follow(out, dest, copy_size, n.target);
     switch (o.flow) {
     case X64_FLOW_JMP:
     case X64_FLOW_JCC:
-      CHECK(n.flow == o.flow && n.cc == o.cc && n.target == want,
-            "branch at 0x%" PRIx64 " goes to 0x%" PRIx64 ", want 0x%" PRIx64, a, n.target, want);
+      CHECK(n.flow == o.flow && n.cc == o.cc && reach == want,
+            "branch at 0x%" PRIx64 " goes to 0x%" PRIx64 ", want 0x%" PRIx64, a, reach, want);
       break;
     case X64_FLOW_JCC_SHORT: { /* op +2; jmp short +5; jmp rel32 */
       x64_insn j;
       size_t at = (size_t)off + n.len + 2;
       bool ok = n.mnemonic == o.mnemonic && n.target == dest + at &&
                 x64_decode(out + at, 5, dest + at, &j) && j.flow == X64_FLOW_JMP &&
-                j.target == want;
+                follow(out, dest, copy_size, j.target) == want;
       CHECK(ok, "short branch at 0x%" PRIx64 " not rewritten to reach 0x%" PRIx64, a, want);
       break;
     }
@@ -123,6 +150,19 @@ static reloc_plan *run(const fn_case *c, const reloc_probes *probes, uint64_t de
     CHECK(0, "plan failed: %s", lp_error());
     return NULL;
   }
+  /* spanning tree: the counted edges are exactly those off it (a connected
+   * graph with EXIT and the virtual edge EXIT->entry) */
+  const reloc_edge *edges = reloc_edges(p);
+  size_t counted = 0;
+  for (size_t e = 0; e < info->nedges; e++) counted += edges[e].counted;
+  CHECK(info->ncounted == info->nedges + 1 - (info->nblocks + 1) + 1, "%zu off-tree of %zu edges, %zu blocks",
+        info->ncounted, info->nedges, info->nblocks);
+  CHECK(counted == (probes && probes->arcs ? info->ncounted : 0), "%zu edges marked counted", counted);
+  for (size_t e = 1; e < info->nedges; e++)
+    CHECK(edges[e - 1].from < edges[e].from ||
+              (edges[e - 1].from == edges[e].from && (edges[e - 1].kind < edges[e].kind ||
+               (edges[e - 1].kind == edges[e].kind && edges[e - 1].target < edges[e].target))),
+          "edges %zu, %zu out of order", e - 1, e);
   *out = calloc(1, info->copy_size + 1);
   if (reloc_emit(p, dest, *out, COUNTER, NULL, NULL) != LP_OK) {
     CHECK(0, "emit failed: %s", lp_error());
@@ -264,8 +304,8 @@ static void test_call_and_tail_jmp(void) {
   fn_case c = CASE(name, in, sizeof in, 0);
   reloc_info info;
   expect_case(&c, NULL, want, sizeof want, &info);
-  CHECK(info.nblocks == 1 && info.min_inner_target == UINT64_MAX && !info.leaves_to_original,
-        "%zu blocks", info.nblocks);
+  CHECK(info.nblocks == 2 && info.min_inner_target == UINT64_MAX && !info.leaves_to_original,
+        "%zu blocks", info.nblocks); /* the call ends a block */
 
   /* the callees are listed, and the copy can be linked to their copies */
   static const uint8_t linked[] = {
@@ -383,8 +423,8 @@ static void test_entry_counter_loop_to_entry(void) {
       0xe9, 0x0e, 0x00, 0x00, 0x00,             /* jmp copy of ret */
       0xe2, 0x02,                               /* loop +2 */
       0xeb, 0x05,                               /* jmp short +5 */
-      0xe9, 0xe6, 0xff, 0xff, 0xff,             /* jmp 0 (through the probe) */
-      0xe9, 0xe1, 0xff, 0xff, 0xff,             /* jmp 0 (through the probe) */
+      0xe9, 0xed, 0xff, 0xff, 0xff,             /* jmp 7: a jump to the entry is no call */
+      0xe9, 0xe8, 0xff, 0xff, 0xff,             /* jmp 7: past the entry counter */
       0xc3,                                     /* ret */
   };
   const char *name = "entry counter, loops to the entry";
@@ -481,6 +521,387 @@ static void test_noreturn_call(void) {
   /* the same call as the last instruction of the function */
   fn_case c2 = {"noreturn call at hi", in, sizeof in, 10, 0, 0};
   expect_case(&c2, NULL, want, sizeof want, &info);
+}
+
+/* }=== */
+
+
+/* {=== block, edge and call-site probes ===*/
+
+/* Expected probe bytes at copy offset O updating slot K (COUNTER + 8K). */
+#define LE32(v) (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), (uint8_t)((v) >> 24)
+#define SLOT_DISP(o, k, len) ((uint32_t)(COUNTER + 8 * (k) - (DEST + (o) + (len))))
+#define INC(o, k) 0x48, 0xff, 0x05, LE32(SLOT_DISP(o, k, 7))               /* inc qword [rip→slot k] */
+#define LOCK_INC(o, k) 0xf0, 0x48, 0xff, 0x05, LE32(SLOT_DISP(o, k, 8))    /* lock inc qword [slot k] */
+#define COVER(o, k) 0xc6, 0x05, LE32(SLOT_DISP(o, k, 7)), 0x01             /* mov byte [slot k], 1 */
+#define SAVE 0x48, 0x8d, 0x64, 0x24, 0x80, 0x9c                            /* lea rsp,[rsp-128]; pushfq */
+#define RESTORE 0x9d, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00       /* popfq; lea rsp,[rsp+128] */
+
+static void test_writer_shapes(void) {
+  const char *name = "writer probe shapes";
+  uint8_t buf[64];
+  x64_writer w;
+  x64_writer_init(&w, buf, 0x1000, 0);
+  x64_put_mov_byte_rip_one(&w, 0x2000);      /* 00: mov byte [rip+0xff9], 1 */
+  x64_put_flags_save(&w);                    /* 07 */
+  x64_put_inc_rip_counter(&w, 0x2008, true); /* 0d: lock inc qword [rip+0xff3] */
+  x64_put_flags_restore(&w);                 /* 15 */
+  static const uint8_t want[] = {
+      0xc6, 0x05, 0xf9, 0x0f, 0x00, 0x00, 0x01,       /* mov byte [0x2000], 1 */
+      0x48, 0x8d, 0x64, 0x24, 0x80, 0x9c,             /* lea rsp,[rsp-128]; pushfq */
+      0xf0, 0x48, 0xff, 0x05, 0xf3, 0x0f, 0x00, 0x00, /* lock inc qword [0x2008] */
+      0x9d, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00, /* popfq; lea rsp,[rsp+128] */
+  };
+  CHECK(x64_writer_flush(&w) == LP_OK && w.offset == sizeof want && !memcmp(buf, want, sizeof want),
+        "shapes differ");
+  if (memcmp(buf, want, sizeof want)) {
+    dump("got ", buf, w.offset);
+    dump("want", want, sizeof want);
+  }
+  x64_writer_clear(&w);
+}
+
+static void test_blocks_cover(void) {
+  static const uint8_t in[] = {
+      0x85, 0xff,                   /* 0: test edi, edi */
+      0x74, 0x03,                   /* 2: je 7 */
+      0x31, 0xc0,                   /* 4: xor eax, eax */
+      0xc3,                         /* 6: ret */
+      0xb8, 0x01, 0x00, 0x00, 0x00, /* 7: mov eax, 1 */
+      0xc3,                         /* c: ret */
+  };
+  static const uint8_t want[] = {
+      COVER(0x00, 0),                     /* 00: block 0 */
+      0x85, 0xff,                         /* 07: test edi, edi */
+      0x0f, 0x84, 0x0a, 0x00, 0x00, 0x00, /* 09: je block 2 (its probe) */
+      COVER(0x0f, 1),                     /* 0f: block 1 */
+      0x31, 0xc0,                         /* 16: xor eax, eax */
+      0xc3,                               /* 18: ret */
+      COVER(0x19, 2),                     /* 19: block 2 */
+      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 20: mov eax, 1 */
+      0xc3,                               /* 25: ret */
+  };
+  const char *name = "blocks cover";
+  fn_case c = CASE(name, in, sizeof in, 0);
+  reloc_probes probes = {.blocks = RELOC_BLOCKS_COVER};
+  reloc_info info;
+  expect_case(&c, &probes, want, sizeof want, &info);
+  CHECK(info.nblocks == 3 && info.ncounters == 3 && info.block_slot == 0 && info.nsaved == 0,
+        "%zu blocks %zu counters %zu saved", info.nblocks, info.ncounters, info.nsaved);
+}
+
+/* A block that starts with a jcc reading the flags set in the block before
+ * it: its counter saves them; the others (cmp/test/xor set them first, or a
+ * ret follows) do not. */
+static void test_blocks_count_liveness(void) {
+  static const uint8_t in[] = {
+      0x83, 0xff, 0x05,             /* 0: cmp edi, 5 */
+      0x7c, 0x05,                   /* 3: jl a */
+      0x74, 0x03,                   /* 5: je a         flags live at this block's start */
+      0x31, 0xc0,                   /* 7: xor eax, eax */
+      0xc3,                         /* 9: ret */
+      0xb8, 0x01, 0x00, 0x00, 0x00, /* a: mov eax, 1   (mov leaves flags: dead only by ret) */
+      0xc3,                         /* f: ret */
+  };
+  static const uint8_t want[] = {
+      INC(0x00, 0),                       /* 00: entry */
+      INC(0x07, 1),                       /* 07: block 0: cmp sets the flags, dead */
+      0x83, 0xff, 0x05,                   /* 0e: cmp edi, 5 */
+      0x0f, 0x8c, 0x26, 0x00, 0x00, 0x00, /* 11: jl block 3 */
+      SAVE,                               /* 17: block 1: je reads ZF */
+      INC(0x1d, 2),                       /* 1d */
+      RESTORE,                            /* 24 */
+      0x0f, 0x84, 0x0a, 0x00, 0x00, 0x00, /* 2d: je block 3 */
+      INC(0x33, 3),                       /* 33: block 2 */
+      0x31, 0xc0,                         /* 3a: xor eax, eax */
+      0xc3,                               /* 3c: ret */
+      INC(0x3d, 4),                       /* 3d: block 3 */
+      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 44: mov eax, 1 */
+      0xc3,                               /* 49: ret */
+  };
+  const char *name = "blocks count, flags liveness";
+  fn_case c = CASE(name, in, sizeof in, 0);
+  reloc_probes probes = {.entry = true, .blocks = RELOC_BLOCKS_COUNT};
+  reloc_info info;
+  expect_case(&c, &probes, want, sizeof want, &info);
+  CHECK(info.nblocks == 4 && info.ncounters == 5 && info.block_slot == 1 && info.nsaved == 1,
+        "%zu blocks %zu counters %zu saved", info.nblocks, info.ncounters, info.nsaved);
+
+  /* atomic: every counter is lock inc, the save stays */
+  static const uint8_t in2[] = {
+      0x39, 0xf7, /* 0: cmp edi, esi */
+      0x72, 0x01, /* 2: jb 5 */
+      0xc3,       /* 4: ret */
+      0x19, 0xc0, /* 5: sbb eax, eax   reads CF from the cmp */
+      0xc3,       /* 7: ret */
+  };
+  static const uint8_t want2[] = {
+      LOCK_INC(0x00, 0),                  /* 00: block 0 */
+      0x39, 0xf7,                         /* 08: cmp edi, esi */
+      0x0f, 0x82, 0x09, 0x00, 0x00, 0x00, /* 0a: jb block 2 */
+      LOCK_INC(0x10, 1),                  /* 10: block 1: ret, dead */
+      0xc3,                               /* 18: ret */
+      SAVE,                               /* 19: block 2: sbb reads CF */
+      LOCK_INC(0x1f, 2),                  /* 1f */
+      RESTORE,                            /* 27 */
+      0x19, 0xc0,                         /* 30: sbb eax, eax */
+      0xc3,                               /* 32: ret */
+  };
+  fn_case c2 = CASE("blocks count, atomic, sbb", in2, sizeof in2, 0);
+  name = c2.name;
+  reloc_probes atomic = {.blocks = RELOC_BLOCKS_COUNT, .atomic = true};
+  expect_case(&c2, &atomic, want2, sizeof want2, &info);
+  CHECK(info.nsaved == 1, "%zu saved", info.nsaved);
+}
+
+/* Arcs: the spanning tree keeps the back edge and two fall-throughs; the
+ * edges off it are a fall-through (inline, flags live: saved), a taken
+ * branch (stub) and the return (before the ret). */
+static void test_edges_fall_taken_return(void) {
+  static const uint8_t in[] = {
+      0x31, 0xc0, /* 0: xor eax, eax   block 0 */
+      0xff, 0xcf, /* 2: dec edi        block 1 */
+      0x78, 0x02, /* 4: js 8 */
+      0x75, 0xfa, /* 6: jne 2          block 2: reads ZF from the dec */
+      0xc3,       /* 8: ret            block 3 */
+  };
+  static const uint8_t want[] = {
+      0x31, 0xc0,                         /* 00: xor eax, eax */
+      0xff, 0xcf,                         /* 02: dec edi */
+      0x0f, 0x88, 0x24, 0x00, 0x00, 0x00, /* 04: js stub */
+      SAVE,                               /* 0a: edge 1->2 (fall), ZF live */
+      INC(0x10, 0),                       /* 10 */
+      RESTORE,                            /* 17 */
+      0x0f, 0x85, 0xdc, 0xff, 0xff, 0xff, /* 20: jne block 1 (back edge: on the tree) */
+      INC(0x26, 2),                       /* 26: edge 3->exit, before the ret */
+      0xc3,                               /* 2d: ret */
+      INC(0x2e, 1),                       /* 2e: stub of edge 1->3 (taken) */
+      0xe9, 0xec, 0xff, 0xff, 0xff,       /* 35: jmp block 3 */
+  };
+  const char *name = "edges: fall, taken, return";
+  fn_case c = CASE(name, in, sizeof in, 0);
+  reloc_probes probes = {.arcs = true};
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, &probes, DEST, want, sizeof want, &info, &out);
+  CHECK(info.nblocks == 4 && info.nedges == 6 && info.ncounted == 3 && info.nsaved == 1,
+        "%zu blocks %zu edges %zu counted %zu saved", info.nblocks, info.nedges, info.ncounted, info.nsaved);
+  if (p) {
+    static const struct { uint32_t from, to; uint8_t kind; bool counted; uint64_t branch, target; } e[] = {
+        {0, 1, RELOC_EDGE_FALL, false, SRC + 0, SRC + 2},
+        {1, 2, RELOC_EDGE_FALL, true, SRC + 4, SRC + 6},
+        {1, 3, RELOC_EDGE_TAKEN, true, SRC + 4, SRC + 8},
+        {2, 3, RELOC_EDGE_FALL, false, SRC + 6, SRC + 8},
+        {2, 1, RELOC_EDGE_TAKEN, false, SRC + 6, SRC + 2},
+        {3, RELOC_EXIT, RELOC_EDGE_RETURN, true, SRC + 8, 0},
+    };
+    const reloc_edge *got = reloc_edges(p);
+    for (size_t k = 0; k < 6 && k < info.nedges; k++)
+      CHECK(got[k].from == e[k].from && got[k].to == e[k].to && got[k].kind == e[k].kind &&
+                got[k].counted == e[k].counted && got[k].branch == e[k].branch && got[k].target == e[k].target,
+            "edge %zu: %u->%u kind %u counted %d branch 0x%" PRIx64 " target 0x%" PRIx64, k, got[k].from,
+            got[k].to, got[k].kind, got[k].counted, got[k].branch, got[k].target);
+    const reloc_block *b = reloc_blocks(p);
+    CHECK(b[1].addr == SRC + 2 && b[1].size == 4 && b[1].ninsns == 2 && b[3].addr == SRC + 8, "blocks");
+  }
+  reloc_plan_free(p);
+  free(out);
+}
+
+/* A one-instruction block ending in an unresolved jmp: its block probe and
+ * its escape edge's probe share one save (the flags are live at an escape). */
+static void test_shared_save(void) {
+  static const uint8_t in[] = {
+      0x85, 0xff, /* 0: test edi, edi */
+      0x74, 0x01, /* 2: je 5 */
+      0xc3,       /* 4: ret */
+      0xff, 0xe6, /* 5: jmp rsi */
+  };
+  static const uint8_t want[] = {
+      INC(0x00, 0),                       /* 00: entry */
+      INC(0x07, 1),                       /* 07: block 0 */
+      0x85, 0xff,                         /* 0e: test edi, edi */
+      0x0f, 0x84, 0x0f, 0x00, 0x00, 0x00, /* 10: je block 2 */
+      INC(0x16, 2),                       /* 16: block 1 */
+      INC(0x1d, 4),                       /* 1d: edge 1->exit (ret) */
+      0xc3,                               /* 24: ret */
+      SAVE,                               /* 25: one save for both: */
+      INC(0x2b, 3),                       /* 2b: block 2 */
+      INC(0x32, 5),                       /* 32: edge 2->exit (escape) */
+      RESTORE,                            /* 39 */
+      0xff, 0xe6,                         /* 42: jmp rsi */
+  };
+  const char *name = "shared flags save";
+  fn_case c = CASE(name, in, sizeof in, 0);
+  reloc_probes probes = {.entry = true, .blocks = RELOC_BLOCKS_COUNT, .arcs = true};
+  reloc_info info;
+  expect_case(&c, &probes, want, sizeof want, &info);
+  CHECK(info.nsaved == 2 && info.edge_slot == 4 && info.ncounters == 6, "%zu saved, edge slot %zu",
+        info.nsaved, info.edge_slot);
+}
+
+/* Tail calls leave flags dead (is_entry), a jump to FUNC.cold keeps them live. */
+static bool only_0x1000_is_entry(void *ctx, uint64_t a) { return (void)ctx, a == SRC + 0x1000; }
+
+static void test_tail_liveness(void) {
+  static const uint8_t in[] = {
+      0x39, 0xf7,                         /* 0: cmp edi, esi */
+      0x0f, 0x8c, 0xf8, 0x0f, 0x00, 0x00, /* 2: jl SRC+0x1000 (a function) */
+      0x0f, 0x84, 0xf2, 0x1f, 0x00, 0x00, /* 8: je SRC+0x2000 (FUNC.cold) */
+      0xc3,                               /* e: ret */
+  };
+  const char *name = "tail call and cold liveness";
+  fn_case c = CASE(name, in, sizeof in, 0);
+  reloc_probes probes = {.arcs = true, .is_entry = only_0x1000_is_entry};
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, &probes, DEST, NULL, 0, &info, &out);
+  if (p) {
+    /* edges: 0: FALL 0->1, RETURN 0->exit (0x1000); 1: FALL 1->2, RETURN 1->exit (0x2000); 2: RETURN */
+    const reloc_edge *e = reloc_edges(p);
+    CHECK(info.nedges == 5 && e[1].kind == RELOC_EDGE_RETURN && e[1].target == SRC + 0x1000 &&
+              e[3].kind == RELOC_EDGE_RETURN && e[3].target == SRC + 0x2000,
+          "edges");
+    CHECK(e[1].counted && e[3].counted && e[4].counted && info.nsaved == 1,
+          "counted %d %d %d, %zu saved (only the jump to the cold part)", e[1].counted, e[3].counted,
+          e[4].counted, info.nsaved);
+  }
+  reloc_plan_free(p);
+  free(out);
+  probes.is_entry = NULL; /* every outside target is an entry: nothing saved */
+  p = run(&c, &probes, DEST, NULL, 0, &info, &out);
+  CHECK(info.nsaved == 0, "%zu saved with is_entry NULL", info.nsaved);
+  reloc_plan_free(p);
+  free(out);
+}
+
+static void test_call_sites(void) {
+  static const uint8_t in[] = {
+      0x48, 0x83, 0xec, 0x08,       /* 0: sub rsp, 8 */
+      0xe8, 0xf7, 0x0f, 0x00, 0x00, /* 4: call SRC+0x1000 */
+      0x48, 0x83, 0xc4, 0x08,       /* 9: add rsp, 8 */
+      0xff, 0x15, 0xed, 0x0f, 0x00, 0x00, /* d: call [rip+0xfed] */
+      0xeb, 0x2a,                   /* 13: jmp SRC+0x3f (tail) */
+  };
+  static const uint8_t want[] = {
+      0x48, 0x83, 0xec, 0x08,             /* 00: sub rsp, 8 */
+      INC(0x04, 0),                       /* 04: call site 0 (flags dead at a call) */
+      0xe8, 0xf0, 0x0f, 0x00, 0xf0,       /* 0b: call SRC+0x1000 */
+      0x48, 0x83, 0xc4, 0x08,             /* 10: add rsp, 8 */
+      INC(0x14, 1),                       /* 14: call site 1 */
+      0xff, 0x15, 0xdf, 0x0f, 0x00, 0xf0, /* 1b: call [rip→SRC+0x1000] */
+      0xe9, 0x19, 0x00, 0x00, 0xf0,       /* 21: jmp SRC+0x3f */
+  };
+  const char *name = "call sites";
+  fn_case c = CASE(name, in, sizeof in, 0);
+  reloc_probes probes = {.calls = true};
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, &probes, DEST, want, sizeof want, &info, &out);
+  CHECK(info.ncalls == 2 && info.call_slot == 0 && info.ncounters == 2 && info.nblocks == 3 && info.nsaved == 0,
+        "%zu calls, %zu blocks", info.ncalls, info.nblocks);
+  if (p) {
+    const reloc_call *cs = reloc_calls(p);
+    CHECK(cs[0].site == SRC + 4 && cs[0].target == SRC + 0x1000 && cs[1].site == SRC + 0xd && cs[1].target == 0,
+          "calls 0x%" PRIx64 "->0x%" PRIx64 ", 0x%" PRIx64 "->0x%" PRIx64, cs[0].site, cs[0].target,
+          cs[1].site, cs[1].target);
+    const reloc_edge *e = reloc_edges(p); /* the return lands in the next block */
+    CHECK(info.nedges == 3 && e[0].kind == RELOC_EDGE_FALL && e[0].branch == SRC + 4 && e[0].to == 1 &&
+              e[2].kind == RELOC_EDGE_RETURN && e[2].target == SRC + 0x3f,
+          "edges after calls");
+  }
+  reloc_plan_free(p);
+  free(out);
+}
+
+/* A noreturn call and a ud2 end their blocks with an escape, no fall-through;
+ * counted, their probes go before them. */
+static void test_noreturn_edges(void) {
+  static const uint8_t in[] = {
+      0x85, 0xff,                   /* 0: test edi, edi */
+      0x74, 0x05,                   /* 2: je 9 */
+      0x78, 0x01,                   /* 4: js 7 */
+      0xc3,                         /* 6: ret */
+      0x0f, 0x0b,                   /* 7: ud2 */
+      0xe8, 0xf2, 0x0f, 0x00, 0x00, /* 9: call SRC+0x1000 (abort), the last bytes */
+  };
+  const char *name = "noreturn and ud2 edges";
+  fn_case c = {name, in, sizeof in, sizeof in, 0, 0};
+  reloc_probes probes = {.arcs = true, .calls = true};
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, &probes, DEST, NULL, 0, &info, &out);
+  if (p) {
+    const reloc_edge *e = reloc_edges(p);
+    size_t esc = 0, fall_from_call = 0;
+    for (size_t k = 0; k < info.nedges; k++) {
+      esc += e[k].kind == RELOC_EDGE_ESCAPE && e[k].to == RELOC_EXIT;
+      fall_from_call += e[k].kind == RELOC_EDGE_FALL && e[k].branch == SRC + 9;
+    }
+    CHECK(info.nblocks == 5 && esc == 2 && fall_from_call == 0, "%zu blocks %zu escapes", info.nblocks, esc);
+  }
+  reloc_plan_free(p);
+  free(out);
+}
+
+/* A jump table with arcs: the counted table edges' entries point at stubs. */
+static void test_edges_table(void) {
+  static const uint8_t in[] = {
+      0x83, 0xff, 0x02,                               /* 00: cmp edi, 2 */
+      0x77, 0x13,                                     /* 03: ja 18 */
+      0x89, 0xff,                                     /* 05: mov edi, edi */
+      0xff, 0x24, 0xfd, 0x20, 0x00, 0x40, 0x00,       /* 07: jmp [rdi*8+0x400020] */
+      0xb8, 0x01, 0x00, 0x00, 0x00,                   /* 0e: mov eax, 1   case 0 */
+      0xc3,                                           /* 13: ret */
+      0x31, 0xc0,                                     /* 14: xor eax, eax case 1 */
+      0xff, 0xc0,                                     /* 16: inc eax      case 2 */
+      0xc3,                                           /* 18: ret          default */
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,       /* 19: padding (hi = 19) */
+      0x0e, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* 20: T[0] = 0x40000e */
+      0x14, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* 28: T[1] = 0x400014 */
+      0x16, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* 30: T[2] = 0x400016 */
+  };
+  static const uint8_t want[] = {
+      0x83, 0xff, 0x02,                               /* 00: cmp edi, 2 */
+      0x0f, 0x87, 0x1a, 0x00, 0x00, 0x00,             /* 03: ja block 5 (23) */
+      0x89, 0xff,                                     /* 09: mov edi, edi */
+      0xff, 0x24, 0xfd, 0x48, 0x00, 0x40, 0x10,       /* 0b: jmp [rdi*8+DEST+0x48] */
+      0xb8, 0x01, 0x00, 0x00, 0x00,                   /* 12: mov eax, 1    block 2 */
+      INC(0x17, 2),                                   /* 17: edge 2->exit, before the ret */
+      0xc3,                                           /* 1e: ret */
+      0x31, 0xc0,                                     /* 1f: xor eax, eax  block 3 */
+      0xff, 0xc0,                                     /* 21: inc eax       block 4 */
+      INC(0x23, 3),                                   /* 23: block 5: edge 5->exit */
+      0xc3,                                           /* 2a: ret */
+      INC(0x2b, 0),                                   /* 2b: stub of table edge 1->3 */
+      0xe9, 0xe8, 0xff, 0xff, 0xff,                   /* 32: jmp block 3 */
+      INC(0x37, 1),                                   /* 37: stub of table edge 1->4 */
+      0xe9, 0xde, 0xff, 0xff, 0xff,                   /* 3e: jmp block 4 */
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc,                   /* 43: align 8 */
+      0x12, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 48: DEST+0x12 (edge on the tree) */
+      0x2b, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 50: DEST+0x2b (stub) */
+      0x37, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 58: DEST+0x37 (stub) */
+  };
+  const char *name = "edges: table";
+  fn_case c = CASE(name, in, 0x19, 0);
+  reloc_probes probes = {.arcs = true};
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, &probes, DEST, NULL, 0, &info, &out);
+  if (p && out) {
+    bool same = info.copy_size == sizeof want && !memcmp(out, want, sizeof want);
+    CHECK(same, "copy differs");
+    if (!same) {
+      dump("got ", out, info.copy_size);
+      dump("want", want, sizeof want);
+    }
+    const reloc_edge *e = reloc_edges(p);
+    size_t tables = 0;
+    for (size_t k = 0; k < info.nedges; k++) tables += e[k].kind == RELOC_EDGE_TABLE;
+    CHECK(tables == 3 && info.nblocks == 6, "%zu table edges, %zu blocks", tables, info.nblocks);
+  }
+  reloc_plan_free(p);
+  free(out);
 }
 
 /* }=== */
@@ -755,6 +1176,15 @@ int main(void) {
   test_table_pic_variant();
   test_table_absolute();
   test_unresolved_indirect();
+  test_writer_shapes();
+  test_blocks_cover();
+  test_blocks_count_liveness();
+  test_edges_fall_taken_return();
+  test_shared_save();
+  test_tail_liveness();
+  test_call_sites();
+  test_noreturn_edges();
+  test_edges_table();
   test_failures();
   if (failures) {
     printf("test_reloc: %d of %d checks failed\n", failures, checks);

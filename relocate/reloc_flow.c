@@ -1,0 +1,147 @@
+/* reloc_flow.c — every edge and block count from the counted edges
+ * (reloc_flow.h), by flow conservation.
+ *
+ * Vertices are the blocks plus EXIT; a virtual edge EXIT->block 0 carries the
+ * entry count.  A vertex with exactly one edge of unknown count gets it from
+ * conservation (in = out; a self-loop is on both sides and cancels), which
+ * may leave one of its neighbours with a single unknown edge: a worklist
+ * runs until nothing changes.  With the counted edges off a spanning tree
+ * every edge is found; the result is then checked at every vertex. */
+#include "reloc_flow.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct flow {
+  const reloc_edge *edges;
+  size_t nedges, nblocks;
+  uint64_t entry;
+  uint64_t *count;     /* per edge */
+  bool *known;
+  size_t *first, *inc; /* incident edges of vertex v: inc[first[v] .. first[v+1]) */
+  size_t *unknown;     /* per vertex: unknown incident edges, self-loops included */
+} flow;
+
+static size_t vertex(const flow *f, uint32_t b) { return b == RELOC_EXIT ? f->nblocks : b; }
+
+/* Known flow into and out of V (with the virtual edge), self-loops left out. */
+static void sums(const flow *f, size_t v, uint64_t *in, uint64_t *out) {
+  *in = v == 0 ? f->entry : 0;
+  *out = v == f->nblocks ? f->entry : 0;
+  for (size_t k = f->first[v]; k < f->first[v + 1]; k++) {
+    size_t e = f->inc[k];
+    size_t from = vertex(f, f->edges[e].from), to = vertex(f, f->edges[e].to);
+    if (from == to || !f->known[e]) continue;
+    if (to == v) *in += f->count[e];
+    if (from == v) *out += f->count[e];
+  }
+}
+
+static const char *where(const flow *f, size_t v, char *buf, size_t size) {
+  if (v == f->nblocks) return "EXIT";
+  snprintf(buf, size, "block %zu", v);
+  return buf;
+}
+
+/* Solves V's single unknown edge, when it has one that is no self-loop. */
+static lp_status solve_at(flow *f, size_t v, size_t *solved) {
+  *solved = SIZE_MAX;
+  if (f->unknown[v] != 1) return LP_OK;
+  size_t u = SIZE_MAX;
+  for (size_t k = f->first[v]; k < f->first[v + 1]; k++)
+    if (!f->known[f->inc[k]]) u = f->inc[k];
+  const reloc_edge *e = &f->edges[u];
+  if (vertex(f, e->from) == vertex(f, e->to)) return LP_OK; /* a self-loop: not from here */
+  uint64_t in, out;
+  sums(f, v, &in, &out);
+  bool into = vertex(f, e->to) == v;
+  uint64_t have = into ? in : out, need = into ? out : in;
+  char buf[32];
+  if (need < have)
+    return lp_fail("flow: negative count derived at %s (edge from 0x%" PRIx64 ")",
+                   where(f, v, buf, sizeof buf), e->branch);
+  f->count[u] = need - have;
+  f->known[u] = true;
+  f->unknown[vertex(f, e->from)]--;
+  f->unknown[vertex(f, e->to)]--;
+  *solved = u;
+  return LP_OK;
+}
+
+static lp_status solve(flow *f) {
+  size_t nv = f->nblocks + 1;
+  size_t *work = malloc(2 * (f->nedges + nv) * sizeof *work), nwork = 0;
+  if (!work) return lp_fail("out of memory");
+  for (size_t v = 0; v < nv; v++) work[nwork++] = v;
+  while (nwork) {
+    size_t v = work[--nwork], u;
+    if (solve_at(f, v, &u) != LP_OK) {
+      free(work);
+      return LP_ERR;
+    }
+    if (u == SIZE_MAX) continue;
+    work[nwork++] = vertex(f, f->edges[u].from); /* its ends may now have one unknown left */
+    work[nwork++] = vertex(f, f->edges[u].to);
+  }
+  free(work);
+  char buf[32];
+  for (size_t v = 0; v < nv; v++) {
+    if (f->unknown[v]) return lp_fail("flow: cannot solve the edges of %s", where(f, v, buf, sizeof buf));
+    uint64_t in, out;
+    sums(f, v, &in, &out);
+    if (in != out)
+      return lp_fail("flow: counts not conserved at %s (in %" PRIu64 ", out %" PRIu64 ")",
+                     where(f, v, buf, sizeof buf), in, out);
+  }
+  return LP_OK;
+}
+
+lp_status reloc_flow_solve(const reloc_edge *edges, size_t nedges, size_t nblocks, uint64_t entry_count,
+                           uint64_t *edge_counts, uint64_t *block_counts) {
+  size_t nv = nblocks + 1;
+  flow f = {edges, nedges, nblocks, entry_count, edge_counts, calloc(nedges + 1, sizeof(bool)),
+            calloc(nv + 1, sizeof(size_t)), malloc((2 * nedges + 1) * sizeof(size_t)),
+            calloc(nv, sizeof(size_t))};
+  lp_status st = LP_ERR;
+  if (!f.known || !f.first || !f.inc || !f.unknown) {
+    lp_fail("out of memory");
+    goto out;
+  }
+  for (size_t e = 0; e < nedges; e++) { /* incidence lists, counting sort by vertex */
+    if (edges[e].from >= nblocks || (edges[e].to >= nblocks && edges[e].to != RELOC_EXIT)) {
+      lp_fail("flow: edge %zu names a block out of range", e);
+      goto out;
+    }
+    f.first[vertex(&f, edges[e].from) + 1]++;
+    if (vertex(&f, edges[e].to) != vertex(&f, edges[e].from)) f.first[vertex(&f, edges[e].to) + 1]++;
+  }
+  for (size_t v = 0; v < nv; v++) f.first[v + 1] += f.first[v];
+  size_t *fill = calloc(nv, sizeof *fill);
+  if (!fill) {
+    lp_fail("out of memory");
+    goto out;
+  }
+  for (size_t e = 0; e < nedges; e++) {
+    size_t a = vertex(&f, edges[e].from), b = vertex(&f, edges[e].to);
+    f.known[e] = edges[e].counted;
+    f.inc[f.first[a] + fill[a]++] = e;
+    if (b != a) f.inc[f.first[b] + fill[b]++] = e;
+    if (!f.known[e]) {
+      f.unknown[a]++;
+      if (b != a) f.unknown[b]++;
+    }
+  }
+  free(fill);
+  if (solve(&f) != LP_OK) goto out;
+  for (size_t b = 0; b < nblocks; b++) block_counts[b] = b == 0 ? entry_count : 0;
+  for (size_t e = 0; e < nedges; e++)
+    if (edges[e].to != RELOC_EXIT) block_counts[edges[e].to] += edge_counts[e];
+  st = LP_OK;
+out:
+  free(f.known);
+  free(f.first);
+  free(f.inc);
+  free(f.unknown);
+  return st;
+}

@@ -1,0 +1,96 @@
+/* reloc_internal.h — the plan shared by the relocator's files (not public).
+ *
+ *   reloc_function.c  decoding, jump tables, the public entry points
+ *   reloc_cfg.c       blocks, edges and call sites of the decoded function
+ *   reloc_liveness.c  flags liveness over the blocks
+ *   reloc_probes.c    spanning tree, counter slots, where each probe goes
+ *   reloc_layout.c    the copy: one code path for measuring and emitting
+ */
+#ifndef RELOC_INTERNAL_H
+#define RELOC_INTERNAL_H
+
+#include "reloc.h"
+#include "x64_decode.h"
+#include "x64_jumptable.h"
+#include "x64_writer.h"
+
+typedef struct reloc_table {
+  x64_table_kind kind;
+  uint64_t table;    /* original address */
+  size_t nentries;
+  uint64_t *targets; /* original targets; those outside the function stay as they are */
+  int64_t block;     /* the block whose indirect jmp dispatches through it; -1 none */
+} reloc_table;
+
+typedef struct reloc_insn {
+  x64_insn x;
+  bool noreturn;     /* a call whose fall-through is not code: ud2 after it */
+  int32_t table_ref; /* the table whose address this insn's disp32 carries, or -1 */
+  int32_t table_jmp; /* an indirect jmp: the table it dispatches through, or -1 */
+  uint32_t block;    /* the block holding it */
+  bool leader;       /* first of its block */
+} reloc_insn;
+
+/* Where a counted edge's probe goes (see reloc.h). */
+typedef enum reloc_place { PLACE_AFTER_LAST, PLACE_BEFORE_LAST, PLACE_STUB } reloc_place;
+
+typedef struct reloc_bdata {
+  size_t first, count;    /* positions in the layout order p->order */
+  size_t first_edge, nout;/* its out-edges: edges[first_edge .. +nout) */
+  uint8_t live_in;        /* flags live at its start */
+  uint8_t live_last;      /* flags live before its last instruction */
+} reloc_bdata;
+
+typedef struct reloc_edata {
+  size_t slot;            /* counter slot when counted */
+  reloc_place place;
+  uint8_t live;           /* flags live where its probe goes */
+} reloc_edata;
+
+struct reloc_plan {
+  uint64_t entry, lo, hi;
+  reloc_probes probes;
+  reloc_insn *insns;  /* in address order once planned */
+  size_t n, entry_index;
+  int32_t *at;        /* per byte of [lo,hi): index+1 of the insn starting there,
+                         -(index+1) inside one, 0 not decoded */
+  size_t *order;      /* layout order: the entry and what follows it, then what lies below */
+  int64_t *copy_off;
+  reloc_table *tables;
+  size_t ntables;
+
+  reloc_block *blocks; /* in layout order, block 0 holds the entry */
+  reloc_bdata *bdata;
+  size_t nblocks;
+  reloc_edge *edges;   /* sorted by from, kind, target */
+  reloc_edata *edata;
+  size_t nedges, ncounted;
+  reloc_call *calls;   /* by address */
+  size_t ncalls;
+  size_t block_slot, edge_slot, call_slot, ncounters;
+
+  size_t copy_size, nsaved;
+};
+
+bool reloc_inside(const reloc_plan *p, uint64_t a);
+bool reloc_falls_through(const reloc_insn *in); /* control may reach the next address */
+/* The index of the instruction starting at ORIG, or -1. */
+long reloc_insn_at(const reloc_plan *p, uint64_t orig);
+
+/* reloc_cfg.c: blocks, edges (sorted) and call sites from the decoded insns. */
+lp_status reloc_build_cfg(reloc_plan *p);
+
+/* reloc_liveness.c: bdata live_in/live_last; the flags live on leaving by E. */
+void reloc_flags_liveness(reloc_plan *p);
+uint8_t reloc_edge_live(const reloc_plan *p, const reloc_edge *e);
+
+/* reloc_probes.c: spanning tree (edge.counted), slots, probe places. */
+lp_status reloc_place_probes(reloc_plan *p);
+
+/* reloc_layout.c: writes the copy (W measures when it has no buffer); fills
+ * COPY_OFF (when given) and counts the probes that save the flags. */
+lp_status reloc_layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, uint64_t counters,
+                       reloc_redirect redirect, void *redirect_ctx, size_t *nsaved);
+size_t reloc_layout_labels(const reloc_plan *p);
+
+#endif

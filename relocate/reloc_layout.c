@@ -1,0 +1,208 @@
+/* reloc_layout.c — writes the copy of a planned function, probes included.
+ *
+ * One code path measures (writer without a buffer) and emits, so sizes never
+ * depend on the destination or the counters (e9patch style).  Layout: blocks
+ * in block order (entry first), the entry counter on top of block 0, each
+ * block's probe at its start, a jmp where a fall-through is broken, then the
+ * stubs of the counted edges that need one (probe; jmp target), then the
+ * rewritten jump tables.  Probes that land at one point are queued and
+ * written together, sharing one flags save (DynamoRIO's drx style). */
+#include "reloc_internal.h"
+#include "x64_relocator.h"
+
+/* Labels: one per block start, the copy's top, the tables, the edge stubs. */
+#define L_BLOCK(b) ((size_t)(b))
+#define L_TOP(p) ((p)->nblocks)
+#define L_TABLE(p, t) ((p)->nblocks + 1 + (t))
+#define L_STUB(p, e) ((p)->nblocks + 1 + (p)->ntables + (e))
+
+size_t reloc_layout_labels(const reloc_plan *p) { return p->nblocks + 1 + p->ntables + p->nedges; }
+
+typedef struct probe {
+  size_t slot;
+  bool cover; /* mov byte 1, else inc */
+  bool live;  /* flags live here */
+} probe;
+
+typedef struct layout_ctx {
+  const reloc_plan *p;
+  x64_writer *w;
+  uint64_t counters;
+  reloc_redirect redirect;
+  void *redirect_ctx;
+  probe queue[4]; /* at most: block, call site, edge before the last insn */
+  size_t nqueued;
+  size_t nsaved;
+} layout_ctx;
+
+static void queue(layout_ctx *c, size_t slot, bool cover, bool live) {
+  c->queue[c->nqueued++] = (probe){slot, cover, live && !cover};
+}
+
+/* Writes the queued probes, with one flags save when any of them needs it. */
+static void flush(layout_ctx *c) {
+  bool save = false;
+  for (size_t k = 0; k < c->nqueued; k++) {
+    save |= c->queue[k].live;
+    c->nsaved += c->queue[k].live;
+  }
+  if (save) x64_put_flags_save(c->w);
+  for (size_t k = 0; k < c->nqueued; k++) {
+    uint64_t at = c->counters + 8 * (uint64_t)c->queue[k].slot;
+    if (c->queue[k].cover)
+      x64_put_mov_byte_rip_one(c->w, at);
+    else
+      x64_put_inc_rip_counter(c->w, at, c->p->probes.atomic);
+  }
+  if (save) x64_put_flags_restore(c->w);
+  c->nqueued = 0;
+}
+
+static void queue_edge(layout_ctx *c, size_t e) {
+  queue(c, c->p->edata[e].slot, false, c->p->edata[e].live != 0);
+}
+
+static long block_label(void *ctx, uint64_t orig) {
+  const reloc_plan *p = ((layout_ctx *)ctx)->p;
+  long i = reloc_insn_at(p, orig);
+  return i >= 0 && p->insns[i].leader ? (long)L_BLOCK(p->insns[i].block) : -1;
+}
+
+static uint64_t redirect(void *ctx, uint64_t orig) {
+  const layout_ctx *c = ctx;
+  return c->redirect ? c->redirect(c->redirect_ctx, orig) : orig;
+}
+
+/* The jump to edge E's target (from a stub or a broken fall-through). */
+static void jmp_to(layout_ctx *c, const reloc_edge *e, uint64_t orig) {
+  if (e->to != RELOC_EXIT)
+    x64_put_jmp_rel32_label(c->w, L_BLOCK(e->to));
+  else if (e->kind == RELOC_EDGE_ESCAPE)
+    x64_put_jmp_rel32_address(c->w, orig); /* back to the original body */
+  else
+    x64_put_jmp_rel32_address(c->w, redirect(c, orig));
+}
+
+/* The counted edge of block B that leaves by the branch of its last insn
+ * (not the fall-through) and has a stub, or -1. */
+static long branch_stub(const reloc_plan *p, size_t b, uint64_t target) {
+  const reloc_bdata *bd = &p->bdata[b];
+  for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++) {
+    const reloc_edge *ed = &p->edges[e];
+    if (ed->counted && p->edata[e].place == PLACE_STUB && ed->kind != RELOC_EDGE_FALL &&
+        ed->target == target)
+      return (long)e;
+  }
+  return -1;
+}
+
+static void write_insn(layout_ctx *c, size_t i, bool last) {
+  const reloc_plan *p = c->p;
+  const reloc_insn *ri = &p->insns[i];
+  const x64_insn *in = &ri->x;
+  const x64_targets targets = {block_label, redirect, c};
+  if (ri->table_ref >= 0) {
+    x64_relocate_table_ref(c->w, in, L_TABLE(p, (size_t)ri->table_ref));
+    return;
+  }
+  if (in->flow == X64_FLOW_CALL && in->target == p->entry) { /* recursion: a call, counted */
+    x64_put_call_rel32_label(c->w, L_TOP(p));
+    return;
+  }
+  bool branch = in->flow == X64_FLOW_JMP || in->flow == X64_FLOW_JCC || in->flow == X64_FLOW_JCC_SHORT;
+  long e = branch && last ? branch_stub(p, ri->block, in->target) : -1;
+  if (e >= 0)
+    x64_relocate_branch_label(c->w, in, L_STUB(p, (size_t)e));
+  else
+    x64_relocate_insn(c->w, in, &targets);
+}
+
+static size_t call_index(const reloc_plan *p, uint64_t site) {
+  size_t lo = 0, hi = p->ncalls;
+  while (lo + 1 < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (p->calls[mid].site <= site) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+static void write_block(layout_ctx *c, size_t b, int64_t *copy_off) {
+  const reloc_plan *p = c->p;
+  const reloc_probes *pr = &p->probes;
+  const reloc_bdata *bd = &p->bdata[b];
+  if (b == 0) {
+    x64_put_label(c->w, L_TOP(p));
+    if (pr->entry) x64_put_inc_rip_counter(c->w, c->counters, pr->atomic); /* flags dead at an ABI entry */
+  }
+  x64_put_label(c->w, L_BLOCK(b));
+  if (pr->blocks != RELOC_BLOCKS_NONE)
+    queue(c, p->block_slot + b, pr->blocks == RELOC_BLOCKS_COVER, bd->live_in != 0);
+  for (size_t k = bd->first; k < bd->first + bd->count; k++) {
+    size_t i = p->order[k];
+    const x64_insn *in = &p->insns[i].x;
+    bool last = k + 1 == bd->first + bd->count;
+    if (last && pr->calls && (in->flow == X64_FLOW_CALL || in->flow == X64_FLOW_CALL_INDIRECT))
+      queue(c, p->call_slot + call_index(p, in->addr), false, false); /* dead at a call */
+    if (last)
+      for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++)
+        if (p->edges[e].counted && p->edata[e].place == PLACE_BEFORE_LAST) queue_edge(c, e);
+    flush(c);
+    if (copy_off) copy_off[i] = (int64_t)c->w->offset;
+    write_insn(c, i, last);
+  }
+  const reloc_insn *last = &p->insns[p->order[bd->first + bd->count - 1]];
+  if (!reloc_falls_through(last)) return;
+  if (last->noreturn) {
+    x64_put_ud2(c->w);
+    return;
+  }
+  for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++) {
+    const reloc_edge *ed = &p->edges[e];
+    if (ed->kind != RELOC_EDGE_FALL && ed->kind != RELOC_EDGE_ESCAPE) continue;
+    if (ed->counted) queue_edge(c, e);
+    flush(c);
+    if (ed->to == RELOC_EXIT || ed->to != b + 1)
+      jmp_to(c, ed, last->x.addr + last->x.len);
+    return;
+  }
+}
+
+static void write_tables(layout_ctx *c) {
+  const reloc_plan *p = c->p;
+  x64_writer *w = c->w;
+  for (size_t t = 0; t < p->ntables; t++) {
+    const reloc_table *tb = &p->tables[t];
+    x64_put_align(w, tb->kind == X64_TABLE_REL32 ? 4 : 8, /*int3=*/0xcc);
+    x64_put_label(w, L_TABLE(p, t));
+    for (size_t k = 0; k < tb->nentries; k++) {
+      long l = block_label(c, tb->targets[k]);
+      long e = tb->block >= 0 ? branch_stub(p, (size_t)tb->block, tb->targets[k]) : -1;
+      if (e >= 0) l = (long)L_STUB(p, (size_t)e);
+      if (tb->kind == X64_TABLE_REL32 && l >= 0)
+        x64_put_label_diff32(w, (size_t)l, L_TABLE(p, t));
+      else if (tb->kind == X64_TABLE_REL32)
+        x64_put_address_diff32(w, tb->targets[k], L_TABLE(p, t));
+      else if (l >= 0)
+        x64_put_label_abs64(w, (size_t)l);
+      else
+        x64_put_u64(w, tb->targets[k]);
+    }
+  }
+}
+
+lp_status reloc_layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, uint64_t counters,
+                       reloc_redirect redirect_fn, void *redirect_ctx, size_t *nsaved) {
+  layout_ctx c = {.p = p, .w = w, .counters = counters, .redirect = redirect_fn,
+                  .redirect_ctx = redirect_ctx};
+  for (size_t b = 0; b < p->nblocks; b++) write_block(&c, b, copy_off);
+  for (size_t e = 0; e < p->nedges; e++) { /* stubs */
+    if (!p->edges[e].counted || p->edata[e].place != PLACE_STUB) continue;
+    x64_put_label(w, L_STUB(p, e));
+    queue_edge(&c, e);
+    flush(&c);
+    jmp_to(&c, &p->edges[e], p->edges[e].target);
+  }
+  write_tables(&c);
+  if (nsaved) *nsaved = c.nsaved;
+  return x64_writer_flush(w);
+}

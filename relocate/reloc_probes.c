@@ -1,0 +1,114 @@
+/* reloc_probes.c — probe placement: which edges get counters, their slots and
+ * where each edge probe goes.
+ *
+ * Arcs are counted only off a spanning tree of the CFG plus a virtual edge
+ * EXIT->entry (Knuth; gcc -fprofile-arcs); the rest follow by flow
+ * conservation (reloc_flow.c).  The tree is a greedy maximum spanning tree
+ * (Kruskal) whose weights keep likely-hot edges uncounted: the virtual edge
+ * first (it must never be instrumented), then back edges (to a block at or
+ * below the branch: loops), then fall-throughs (on the hot path of gcc's
+ * layout), then other branches, and returns and escapes last (once per call,
+ * cheapest to count).  Any spanning tree is correct. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "reloc_internal.h"
+
+static size_t find(size_t *up, size_t v) {
+  while (up[v] != v) v = up[v] = up[up[v]];
+  return v;
+}
+
+static int weight(const reloc_plan *p, const reloc_edge *e) {
+  if (e->kind == RELOC_EDGE_RETURN || e->kind == RELOC_EDGE_ESCAPE) return 0;
+  if (p->blocks[e->to].addr <= p->blocks[e->from].addr) return 3; /* back edge */
+  return e->kind == RELOC_EDGE_FALL ? 2 : 1;
+}
+
+static const reloc_plan *sort_plan; /* qsort has no context argument */
+
+static int by_weight(const void *a, const void *b) {
+  const reloc_edge *x = &sort_plan->edges[*(const size_t *)a], *y = &sort_plan->edges[*(const size_t *)b];
+  int wx = weight(sort_plan, x), wy = weight(sort_plan, y);
+  if (wx != wy) return wx > wy ? -1 : 1;
+  size_t i = *(const size_t *)a, j = *(const size_t *)b; /* stable: edge order */
+  return i < j ? -1 : i > j;
+}
+
+/* Marks in OFF_TREE the edges off the tree. */
+static lp_status spanning_tree(reloc_plan *p, bool *off_tree) {
+  size_t exit = p->nblocks;
+  size_t *up = malloc((p->nblocks + 1) * sizeof *up);
+  size_t *byw = malloc((p->nedges ? p->nedges : 1) * sizeof *byw);
+  if (!up || !byw) {
+    free(up);
+    free(byw);
+    return lp_fail("out of memory");
+  }
+  for (size_t v = 0; v <= p->nblocks; v++) up[v] = v;
+  up[exit] = 0; /* the virtual edge EXIT->entry is on the tree */
+  for (size_t e = 0; e < p->nedges; e++) byw[e] = e;
+  sort_plan = p;
+  qsort(byw, p->nedges, sizeof *byw, by_weight);
+  for (size_t k = 0; k < p->nedges; k++) {
+    const reloc_edge *e = &p->edges[byw[k]];
+    size_t a = find(up, e->from), b = find(up, e->to == RELOC_EXIT ? exit : e->to);
+    off_tree[byw[k]] = a == b; /* self-loops and cycle closers are counted */
+    if (a != b) up[a] = b;
+  }
+  free(up);
+  free(byw);
+  return LP_OK;
+}
+
+/* Where the probe of counted edge E goes (reloc.h). */
+static reloc_place place_of(const reloc_plan *p, const reloc_edge *e) {
+  const reloc_bdata *bd = &p->bdata[e->from];
+  const reloc_insn *last = &p->insns[p->order[bd->first + bd->count - 1]];
+  if (e->kind == RELOC_EDGE_FALL) return PLACE_AFTER_LAST;
+  if (e->kind == RELOC_EDGE_ESCAPE && reloc_falls_through(last) && !last->noreturn)
+    return PLACE_AFTER_LAST; /* fell off the known body: before the jmp back */
+  if (bd->nout == 1) return PLACE_BEFORE_LAST; /* ret, jmp, indirect jmp, stop, noreturn call */
+  return PLACE_STUB;
+}
+
+lp_status reloc_place_probes(reloc_plan *p) {
+  const reloc_probes *pr = &p->probes;
+  p->edata = calloc(p->nedges ? p->nedges : 1, sizeof *p->edata);
+  bool *off = calloc(p->nedges ? p->nedges : 1, sizeof *off);
+  if (!p->edata || !off) {
+    free(off);
+    return lp_fail("out of memory");
+  }
+  if (spanning_tree(p, off) != LP_OK) {
+    free(off);
+    return LP_ERR;
+  }
+  size_t slot = pr->entry ? 1 : 0;
+  p->block_slot = slot;
+  if (pr->blocks != RELOC_BLOCKS_NONE) slot += p->nblocks;
+  p->edge_slot = slot;
+  for (size_t e = 0; e < p->nedges; e++) {
+    p->ncounted += off[e];
+    if (!off[e] || !pr->arcs) continue;
+    reloc_edge *ed = &p->edges[e];
+    reloc_place place = place_of(p, ed);
+    const reloc_bdata *bd = &p->bdata[ed->from];
+    int32_t t = p->insns[p->order[bd->first + bd->count - 1]].table_jmp;
+    if (place == PLACE_STUB && t >= 0 && p->tables[t].block == -2) { /* rare: none in lua */
+      free(off);
+      return lp_fail("jump table at 0x%" PRIx64 " shared by two dispatches: its arcs cannot be counted",
+                     p->tables[t].table);
+    }
+    ed->counted = true;
+    p->edata[e].slot = slot++;
+    p->edata[e].place = place;
+    p->edata[e].live = p->edata[e].place == PLACE_BEFORE_LAST ? p->bdata[ed->from].live_last
+                                                              : reloc_edge_live(p, ed);
+  }
+  free(off);
+  p->call_slot = slot;
+  if (pr->calls) slot += p->ncalls;
+  p->ncounters = slot;
+  return LP_OK;
+}
