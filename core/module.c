@@ -279,6 +279,9 @@ static lp_status build_functions(core_module *m, candidates *c, const code_range
     f->addr = c->v[i].addr;
     f->size = sym_size ? sym_size : fde_size;
     f->sources = sources;
+    f->binding = c->v[i].name ? (unsigned[]){CORE_BIND_GLOBAL, CORE_BIND_WEAK, CORE_BIND_LOCAL,
+                                             CORE_BIND_NONE}[c->v[i].bind_rank]
+                              : CORE_BIND_NONE;
     best[nf] = c->v[i].name; /* sorted best first; NULL when none has a name */
     names_len += best[nf] ? strlen(best[nf]) + 1 : sizeof "fn_" + 16;
     nf++;

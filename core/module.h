@@ -19,6 +19,8 @@ enum core_function_source {
   CORE_FROM_EH_FRAME = 1u << 2,
 };
 
+enum core_binding { CORE_BIND_NONE, CORE_BIND_GLOBAL, CORE_BIND_WEAK, CORE_BIND_LOCAL };
+
 typedef struct core_function {
   uint64_t addr;    /* link-time entry address */
   uint64_t size;    /* bytes, never 0: symbol or FDE size, else up to the next start */
@@ -27,6 +29,7 @@ typedef struct core_function {
                        another function (>= size) */
   const char *name; /* symbol name, or "fn_<hex addr>" when none; owned by the module */
   unsigned sources; /* enum core_function_source bits */
+  unsigned binding; /* enum core_binding of the symbol that names it (NONE: no symbol) */
 } core_function;
 
 typedef struct core_segment {

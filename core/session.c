@@ -190,6 +190,72 @@ static uint64_t copy_of(void *ctx, uint64_t target) {
   return j >= 0 && l->p->fns[j].copy ? l->p->fns[j].copy : target;
 }
 
+/* Is ADDR the entry of a function whose name says it is one?  A jump there is
+ * a tail call, with flags dead (ABI).  FUNC.cold fragments and stripped
+ * functions (fn_<hex>, which may be fragments) are not trusted. */
+static bool is_entry(void *ctx, uint64_t addr) {
+  const link_ctx *l = ctx;
+  long j = find_function(l->s->module, addr - l->p->bias);
+  if (j < 0) return false;
+  const core_function *f = &l->s->module->functions[j];
+  return (f->sources & (CORE_FROM_SYMTAB | CORE_FROM_DYNSYM)) && !strstr(f->name, ".cold");
+}
+
+static reloc_probes probes_for(const core_session *s, link_ctx *links) {
+  uint32_t bits = s->opt.probes;
+  return (reloc_probes){
+      .entry = true,
+      .blocks = bits & SHM_PROBE_BLOCKS_COUNT   ? RELOC_BLOCKS_COUNT
+                : bits & SHM_PROBE_BLOCKS_COVER ? RELOC_BLOCKS_COVER
+                                                : RELOC_BLOCKS_NONE,
+      .arcs = bits & SHM_PROBE_ARCS,
+      .calls = bits & SHM_PROBE_CALLS,
+      .atomic = s->opt.atomic,
+      .is_entry = is_entry,
+      .ctx = links,
+  };
+}
+
+/* Reserves the function's slots and writes its graph into the counters file,
+ * once per file (fork children share it and relocate the same way).  The slot
+ * layout is reloc.h's: entry, blocks, counted edges, calls. */
+static lp_status publish_graph(core_session *s, process *p, long i, const reloc_plan *plan,
+                               const reloc_info *info) {
+  shm_function *sf = &shm_functions(&s->counters)[i];
+  if (sf->slot != SHM_NONE) return LP_OK;
+  shm_reservation r;
+  LP_CHECK(shm_reserve(&s->counters, (uint32_t)info->ncounters, (uint32_t)info->nblocks,
+                       (uint32_t)info->nedges, (uint32_t)info->ncalls, &r));
+  bool block_slots = s->opt.probes & (SHM_PROBE_BLOCKS_COUNT | SHM_PROBE_BLOCKS_COVER);
+  uint32_t next = r.slot + 1;
+  const reloc_block *blocks = reloc_blocks(plan);
+  shm_block *sb = shm_blocks(&s->counters) + r.first_block;
+  for (size_t b = 0; b < info->nblocks; b++)
+    sb[b] = (shm_block){blocks[b].addr - p->bias, blocks[b].size, blocks[b].ninsns,
+                        block_slots ? next++ : SHM_NONE, 0};
+  const reloc_edge *edges = reloc_edges(plan);
+  shm_edge *se = shm_edges(&s->counters) + r.first_edge;
+  for (size_t e = 0; e < info->nedges; e++)
+    se[e] = (shm_edge){edges[e].branch - p->bias, edges[e].target ? edges[e].target - p->bias : 0,
+                       edges[e].from, edges[e].to == RELOC_EXIT ? SHM_NONE : edges[e].to,
+                       edges[e].counted ? next++ : SHM_NONE, edges[e].kind, {0}};
+  const reloc_call *calls = reloc_calls(plan);
+  shm_call *sc = shm_calls(&s->counters) + r.first_call;
+  for (size_t k = 0; k < info->ncalls; k++)
+    sc[k] = (shm_call){calls[k].site - p->bias, calls[k].target ? calls[k].target - p->bias : 0,
+                       next++, 0};
+  if (next - r.slot != info->ncounters)
+    return lp_fail("the copy counts %zu slots, its graph %u", info->ncounters, next - r.slot);
+  sf->first_block = r.first_block;
+  sf->nblocks = (uint32_t)info->nblocks;
+  sf->first_edge = r.first_edge;
+  sf->nedges = (uint32_t)info->nedges;
+  sf->first_call = r.first_call;
+  sf->ncalls = (uint32_t)info->ncalls;
+  sf->slot = r.slot; /* last: the graph is complete before anything points at it */
+  return LP_OK;
+}
+
 #define MAX_EAGER 64 /* callees instrumented along with one first hit */
 
 /* Relocates function I of process P.  With EAGER (a first hit), its direct
@@ -206,7 +272,8 @@ static lp_status instrument(core_session *s, process *p, long i, bool eager) {
       .code_base = s->image.base + p->bias,
       .code_size = s->image.size,
   };
-  reloc_probes probes = {.entry = true, .atomic = s->opt.atomic};
+  link_ctx links = {s, p};
+  reloc_probes probes = probes_for(s, &links);
   reloc_plan *plan;
   reloc_info info;
   if (reloc_plan_function(&desc, &probes, &plan, &info) != LP_OK)
@@ -229,19 +296,11 @@ static lp_status instrument(core_session *s, process *p, long i, bool eager) {
 
   uint64_t dest;
   uint8_t *copy = NULL;
-  link_ctx links = {s, p};
-  /* A function's slots are reserved once per counters file: fork children
-   * share the file and relocate it the same way. */
-  shm_function *sf = &shm_functions(&s->counters)[i];
-  shm_reservation r;
-  if (sf->slot == SHM_NONE) {
-    if (shm_reserve(&s->counters, (uint32_t)info.ncounters, 0, 0, 0, &r) != LP_OK) {
-      reloc_plan_free(plan);
-      return leave_native(s, p, i, lp_error());
-    }
-    sf->slot = r.slot;
+  if (publish_graph(s, p, i, plan, &info) != LP_OK) {
+    reloc_plan_free(plan);
+    return leave_native(s, p, i, lp_error());
   }
-  uint64_t counters = p->counters_addr + 8 * (uint64_t)sf->slot;
+  uint64_t counters = p->counters_addr + 8 * (uint64_t)shm_functions(&s->counters)[i].slot;
   if (shm_arena_alloc(&p->arena, info.copy_size, 16, &dest) != LP_OK ||
       !(copy = malloc(info.copy_size ? info.copy_size : 1)) ||
       reloc_emit(plan, dest, copy, counters, copy_of, &links) != LP_OK) {
@@ -378,17 +437,19 @@ static lp_status create_counters(core_session *s, pid_t pid, uint64_t bias) {
   size_t n = m->nfunctions;
   uint64_t *addr = calloc(n + 1, sizeof *addr), *size = calloc(n + 1, sizeof *size);
   const char **name = calloc(n + 1, sizeof *name);
+  uint32_t *binding = calloc(n + 1, sizeof *binding);
   lp_status st = LP_OK;
-  if (!addr || !size || !name) st = lp_fail("out of memory");
+  if (!addr || !size || !name || !binding) st = lp_fail("out of memory");
   for (size_t i = 0; st == LP_OK && i < n; i++) {
     addr[i] = m->functions[i].addr;
     size[i] = m->functions[i].size;
     name[i] = m->functions[i].name;
+    binding[i] = m->functions[i].binding;
   }
   char *abs = realpath(s->opt.program, NULL);
   uint64_t code_size = 0;
   for (size_t i = 0; i < m->nexec; i++) code_size += m->exec[i].size;
-  shm_layout_module lm = {abs ? abs : s->opt.program, bias, n, addr, size, name, code_size};
+  shm_layout_module lm = {abs ? abs : s->opt.program, bias, n, addr, size, name, binding, code_size};
   if (st == LP_OK)
     st = shm_counters_create(s->opt.outdir_fd, s->opt.outdir, pid, lm.path, &lm, 1, s->opt.probes,
                              &s->counters);
@@ -398,6 +459,7 @@ static lp_status create_counters(core_session *s, pid_t pid, uint64_t bias) {
   free(addr);
   free(size);
   free(name);
+  free(binding);
   return st;
 }
 

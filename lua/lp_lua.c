@@ -8,6 +8,9 @@
  * module and address), run.processes and run.outdir. */
 #include "lp_lua.h"
 
+#include "lines.h"
+#include "reloc_flow.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,8 +27,17 @@
 #define LP_COLLECTORS_DIR "collectors"
 #endif
 
+typedef struct module_lines {
+  char *path;
+  core_lines lines;
+  bool loaded; /* false: loading failed, message in error */
+  char error[256];
+} module_lines;
+
 struct lp_lua {
   lua_State *L;
+  module_lines *lines; /* loaded on first use, per module */
+  size_t nlines;
   lp_lua_options opt;
   int ncollectors; /* their tables are in the registry list at collectors_ref */
   int collectors_ref;
@@ -86,8 +98,54 @@ static int l_basename(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg library[] = {
-    {"print", l_print}, {"write", l_write}, {"basename", l_basename}, {NULL, NULL}};
+static const module_lines *lines_of(lp_lua *lp, const char *path) {
+  for (size_t i = 0; i < lp->nlines; i++)
+    if (!strcmp(lp->lines[i].path, path)) return &lp->lines[i];
+  module_lines *grown = realloc(lp->lines, (lp->nlines + 1) * sizeof *grown);
+  if (!grown) return NULL;
+  lp->lines = grown;
+  module_lines *m = &lp->lines[lp->nlines++];
+  memset(m, 0, sizeof *m);
+  m->path = strdup(path);
+  m->loaded = core_lines_load(path, &m->lines) == LP_OK;
+  if (!m->loaded) snprintf(m->error, sizeof m->error, "%s", lp_error());
+  return m;
+}
+
+/* lazyprobe.lines(module, lo, hi): the line-table rows in [lo, hi), or nil. */
+static int l_lines(lua_State *L) {
+  const char *module = luaL_checkstring(L, 1);
+  lua_Integer lo = luaL_checkinteger(L, 2), hi = luaL_checkinteger(L, 3);
+  const module_lines *m = lines_of(self(L), module);
+  if (!m || !m->loaded) {
+    lua_pushnil(L);
+    lua_pushstring(L, m ? m->error : "out of memory");
+    return 2;
+  }
+  if (!m->lines.present) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s has no line table", module);
+    return 2;
+  }
+  const core_line *first;
+  size_t n = core_lines_range(&m->lines, (uint64_t)lo, (uint64_t)hi, &first);
+  lua_createtable(L, (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, (lua_Integer)first[i].addr);
+    lua_setfield(L, -2, "address");
+    lua_pushstring(L, m->lines.files[first[i].file]);
+    lua_setfield(L, -2, "file");
+    lua_pushinteger(L, first[i].line);
+    lua_setfield(L, -2, "line");
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+static const luaL_Reg library[] = {{"print", l_print},       {"write", l_write},
+                                   {"basename", l_basename}, {"lines", l_lines},
+                                   {NULL, NULL}};
 
 /* }=== */
 
@@ -119,6 +177,11 @@ lp_status lp_lua_new(const lp_lua_options *opt, lp_lua **out) {
 
 void lp_lua_free(lp_lua *lp) {
   if (!lp) return;
+  for (size_t i = 0; i < lp->nlines; i++) {
+    core_lines_free(&lp->lines[i].lines);
+    free(lp->lines[i].path);
+  }
+  free(lp->lines);
   lua_close(lp->L);
   free(lp);
 }
@@ -250,6 +313,144 @@ static void push_hex(lua_State *L, uint64_t v) {
   lua_pushstring(L, buf);
 }
 
+/* {=== graph ===*/
+
+static const char *edge_kinds[] = {"fall", "taken", "jump", "table", "return", "escape"};
+
+/* The function of the same module whose entry is ADDR, or NULL. */
+static const char *callee_name(const shm_counters *c, const shm_module *m, uint64_t addr) {
+  const shm_function *fns = shm_functions(c) + m->first_function;
+  size_t lo = 0, hi = m->nfunctions;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (fns[mid].addr < addr) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < m->nfunctions && fns[lo].addr == addr ? shm_string(c, fns[lo].name) : NULL;
+}
+
+/* Sets blocks, edges and calls of the function table on top of the stack:
+ * counts from the slots, edges and (without block probes) blocks derived by
+ * flow conservation when arcs ran. */
+static void set_graph(lua_State *L, const shm_counters *c, const shm_function *f) {
+  uint32_t probes = c->header->probes, nb = f->nblocks, ne = f->nedges;
+  if (f->slot == SHM_NONE || f->first_block == SHM_NONE || nb == 0) return;
+  const shm_block *blocks = shm_blocks(c) + f->first_block;
+  const shm_edge *edges = shm_edges(c) + f->first_edge;
+  uint64_t *bc = calloc(nb, sizeof *bc), *ec = calloc(ne + 1, sizeof *ec);
+  reloc_edge *re = calloc(ne + 1, sizeof *re);
+  bool have_blocks = false, have_edges = false;
+  if (bc && ec && re && (probes & SHM_PROBE_ARCS)) {
+    for (uint32_t e = 0; e < ne; e++) {
+      re[e] = (reloc_edge){edges[e].from, edges[e].to == SHM_NONE ? RELOC_EXIT : edges[e].to, edges[e].kind,
+                           edges[e].slot != SHM_NONE, edges[e].branch, edges[e].target};
+      ec[e] = shm_slot_value(c, edges[e].slot);
+    }
+    have_edges = have_blocks =
+        reloc_flow_solve(re, ne, nb, shm_slot_value(c, f->slot), ec, bc) == LP_OK;
+    if (!have_edges) {
+      lua_pushstring(L, lp_error());
+      lua_setfield(L, -2, "flow_error");
+    }
+  }
+  if (bc && (probes & SHM_PROBE_BLOCKS_COUNT || (!have_blocks && probes & SHM_PROBE_BLOCKS_COVER))) {
+    for (uint32_t b = 0; b < nb; b++) bc[b] = shm_slot_value(c, blocks[b].slot);
+    have_blocks = true;
+  }
+
+  lua_createtable(L, (int)nb, 0);
+  for (uint32_t b = 0; b < nb; b++) {
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, (lua_Integer)blocks[b].addr);
+    lua_setfield(L, -2, "address");
+    lua_pushinteger(L, blocks[b].size);
+    lua_setfield(L, -2, "size");
+    lua_pushinteger(L, blocks[b].ninsns);
+    lua_setfield(L, -2, "instructions");
+    if (have_blocks) {
+      lua_pushinteger(L, (lua_Integer)bc[b]);
+      lua_setfield(L, -2, "count");
+    }
+    lua_rawseti(L, -2, b + 1);
+  }
+  lua_setfield(L, -2, "blocks");
+
+  lua_createtable(L, (int)ne, 0);
+  for (uint32_t e = 0; e < ne; e++) {
+    lua_createtable(L, 0, 6);
+    lua_pushinteger(L, edges[e].from + 1);
+    lua_setfield(L, -2, "from");
+    lua_pushinteger(L, edges[e].to == SHM_NONE ? 0 : edges[e].to + 1);
+    lua_setfield(L, -2, "to");
+    lua_pushstring(L, edges[e].kind < 6 ? edge_kinds[edges[e].kind] : "?");
+    lua_setfield(L, -2, "kind");
+    lua_pushinteger(L, (lua_Integer)edges[e].branch);
+    lua_setfield(L, -2, "branch");
+    lua_pushinteger(L, (lua_Integer)edges[e].target);
+    lua_setfield(L, -2, "target");
+    if (have_edges) {
+      lua_pushinteger(L, (lua_Integer)ec[e]);
+      lua_setfield(L, -2, "count");
+    }
+    lua_rawseti(L, -2, e + 1);
+  }
+  lua_setfield(L, -2, "edges");
+
+  if (f->first_call != SHM_NONE && probes & SHM_PROBE_CALLS) {
+    const shm_call *calls = shm_calls(c) + f->first_call;
+    const shm_module *m = &shm_modules(c)[f->module];
+    lua_createtable(L, (int)f->ncalls, 0);
+    for (uint32_t k = 0; k < f->ncalls; k++) {
+      lua_createtable(L, 0, 4);
+      lua_pushinteger(L, (lua_Integer)calls[k].site);
+      lua_setfield(L, -2, "site");
+      lua_pushinteger(L, (lua_Integer)calls[k].target);
+      lua_setfield(L, -2, "target");
+      const char *callee = calls[k].target ? callee_name(c, m, calls[k].target) : NULL;
+      if (callee) {
+        lua_pushstring(L, callee);
+        lua_setfield(L, -2, "callee");
+      }
+      lua_pushinteger(L, (lua_Integer)shm_slot_value(c, calls[k].slot));
+      lua_setfield(L, -2, "count");
+      lua_rawseti(L, -2, k + 1);
+    }
+    lua_setfield(L, -2, "calls");
+  }
+  free(bc);
+  free(ec);
+  free(re);
+}
+
+/* Adds the counts of the same function seen in another process: FIELD lists
+ * of equal length are summed element by element. */
+static void add_counts(lua_State *L, int into, int from, const char *field) {
+  into = lua_absindex(L, into);
+  from = lua_absindex(L, from);
+  lua_getfield(L, into, field);
+  lua_getfield(L, from, field);
+  if (lua_istable(L, -1) && lua_istable(L, -2) && luaL_len(L, -1) == luaL_len(L, -2)) {
+    for (lua_Integer i = 1, n = luaL_len(L, -1); i <= n; i++) {
+      lua_geti(L, -2, i);
+      lua_geti(L, -2, i);
+      lua_getfield(L, -2, "count");
+      lua_getfield(L, -2, "count");
+      if (lua_isinteger(L, -1) && lua_isinteger(L, -2)) {
+        lua_Integer sum = lua_tointeger(L, -1) + lua_tointeger(L, -2);
+        lua_pop(L, 2);
+        lua_pushinteger(L, sum);
+        lua_setfield(L, -3, "count");
+      } else {
+        lua_pop(L, 2);
+      }
+      lua_pop(L, 2);
+    }
+  }
+  lua_pop(L, 2);
+}
+
+/* }=== */
+
 /* Builds the run table: functions merged by module path and address. */
 static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
   lua_State *L = lp->L;
@@ -273,6 +474,21 @@ static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
   }
   lua_setfield(L, -2, "processes");
 
+  uint32_t probes = 0; /* what ran, over all the files */
+  for (size_t f = 0; f < nfiles; f++) probes |= files[f].header->probes;
+  lua_createtable(L, 0, 4);
+  lua_pushboolean(L, probes & SHM_PROBE_ENTRY);
+  lua_setfield(L, -2, "entry");
+  if (probes & (SHM_PROBE_BLOCKS_COUNT | SHM_PROBE_BLOCKS_COVER)) {
+    lua_pushstring(L, probes & SHM_PROBE_BLOCKS_COUNT ? "count" : "cover");
+    lua_setfield(L, -2, "blocks");
+  }
+  lua_pushboolean(L, probes & SHM_PROBE_ARCS);
+  lua_setfield(L, -2, "arcs");
+  lua_pushboolean(L, probes & SHM_PROBE_CALLS);
+  lua_setfield(L, -2, "calls");
+  lua_setfield(L, -2, "probes");
+
   lua_newtable(L); /* functions */
   lua_newtable(L); /* index: "module\0addr" -> function table */
   int n = 0;
@@ -291,7 +507,21 @@ static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
         lua_pop(L, 1);
         lua_pushinteger(L, before + (lua_Integer)count);
         lua_setfield(L, -2, "count");
-        lua_pop(L, 1);
+        lua_newtable(L);
+        set_graph(L, c, &fns[i]);
+        if (lua_getfield(L, -2, "blocks") == LUA_TNIL) { /* first seen without a graph */
+          lua_pop(L, 1);
+          for (const char *const *k = (const char *const[]){"blocks", "edges", "calls", NULL}; *k; k++) {
+            lua_getfield(L, -1, *k);
+            lua_setfield(L, -3, *k);
+          }
+        } else {
+          lua_pop(L, 1);
+          add_counts(L, -2, -1, "blocks");
+          add_counts(L, -2, -1, "edges");
+          add_counts(L, -2, -1, "calls");
+        }
+        lua_pop(L, 2);
         continue;
       }
       lua_pop(L, 1);
@@ -312,6 +542,11 @@ static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
       lua_setfield(L, -2, "state");
       lua_pushstring(L, shm_note(c, &fns[i]));
       lua_setfield(L, -2, "note");
+      if (fns[i].binding >= 1 && fns[i].binding <= 3) {
+        lua_pushstring(L, (const char *[]){"global", "weak", "local"}[fns[i].binding - 1]);
+        lua_setfield(L, -2, "binding");
+      }
+      set_graph(L, c, &fns[i]);
       lua_pushfstring(L, "%s|%I", module, (lua_Integer)fns[i].addr);
       lua_pushvalue(L, -2);
       lua_rawset(L, -4); /* index[key] = fn */

@@ -99,6 +99,7 @@ lp_status shm_counters_create(int dirfd, const char *dirname, long pid, const ch
       fns[k].slot = SHM_NONE;
       fns[k].note = UINT64_MAX;
       fns[k].first_block = fns[k].first_edge = fns[k].first_call = SHM_NONE;
+      fns[k].binding = modules[m].binding ? modules[m].binding[i] : 0;
     }
   }
   memcpy(base, &h, sizeof h); /* the magic goes in last: a half-made file is not valid */

@@ -85,6 +85,8 @@ typedef struct shm_function {
   uint32_t first_block, nblocks; /* its graph, once relocated (block 0 holds the entry) */
   uint32_t first_edge, nedges;
   uint32_t first_call, ncalls;
+  uint32_t binding;   /* enum core_binding of its symbol (0: none) */
+  uint32_t reserved;
 } shm_function;
 
 typedef struct shm_block {
@@ -125,6 +127,7 @@ typedef struct shm_layout_module {
   size_t nfunctions;
   const uint64_t *addr, *size; /* per function */
   const char *const *name;
+  const uint32_t *binding;     /* per function, enum core_binding */
   uint64_t code_size;          /* bytes of code: sizes the graph tables */
 } shm_layout_module;
 
