@@ -1,11 +1,15 @@
 -- calls.lua — function call counts: a table of every function that ran,
--- sorted by count, and calls.json with every discovered function.
+-- sorted by count, calls.json with every discovered function, and
+-- callgrind.out.<pid> (call counts and caller->callee edges from the call-site
+-- counters, for callgrind_annotate and KCachegrind; lib/callgrind.lua).
 -- Uses only the documented collector API (docs/COLLECTORS.md).
 local json = require("json")
+local callgrind = require("callgrind")
 
 local calls = {
   name = "calls",
-  outputs = "call counts table; calls.json",
+  outputs = "call counts table; calls.json; callgrind.out.PID",
+  probes = { entry = true, calls = true },
 }
 
 local function by_count(a, b)
@@ -54,6 +58,13 @@ function calls.report(run)
     doc.functions[#doc.functions + 1] = entry
   end
   local ok, err = lazyprobe.write("calls.json", json.encode(doc))
+  if not ok then error(err, 0) end
+
+  -- Ir only when block counts are real counts (never from "cover" probes)
+  local probes = run.probes or {}
+  local ir = probes.blocks == "count" or probes.arcs == true
+  local text = callgrind.profile(run, lazyprobe.lines, { ir = ir })
+  ok, err = lazyprobe.write(callgrind.filename(run), text)
   if not ok then error(err, 0) end
 end
 

@@ -1,0 +1,202 @@
+-- callgrind.lua — call counts and caller->callee edges in the Callgrind
+-- profile format, version 1 (valgrind's "Callgrind Format Specification"),
+-- read by callgrind_annotate and KCachegrind.
+--
+-- callgrind.profile(run, lines, opts) -> text, stats
+--   lines(module, lo, hi): the line-table reader (lazyprobe.lines) or nil.
+--   opts.ir: also write the Ir event (only when block counts are real
+--   counts: probes blocks="count" or arcs, never "cover").
+--
+-- What the numbers mean (nothing here is time):
+--   positions: instr line — link-time address, and the source line of the
+--     row covering it (0 without line info; fl=??? then).
+--   events: Calls [Ir]
+--   Calls, self cost of a function = its entry count, on its entry address.
+--   Calls, cost line of a call = the number of calls made at that call site
+--     (the same number as calls=), so callgrind_annotate --inclusive=yes
+--     shows, for a callee, the calls it received, and for a caller its
+--     entries plus the calls it made. It is not an inclusive measurement.
+--   Ir, self cost = sum over the function's blocks of count * instructions,
+--     each block on its first address; Ir of a call line is 0: inclusive
+--     instruction counts are not measured.
+--   Only call sites with count > 0 whose target is a function of the same
+--     module are edges (cfn=). Entries that those sites do not explain
+--     (indirect calls, calls from other modules, callbacks from libc, the
+--     kernel's entry to _start and signal handlers) are given to a caller
+--     named "(unknown)" (ob=/fl= ???), so that the calls into each function
+--     add up to its entry count.
+local graph = require("graph")
+
+local callgrind = {}
+
+local fmt = string.format
+
+-- name compression: "(id) name" the first time, "(id)" after
+local function compressor()
+  local ids, n = {}, 0
+  return function(name)
+    local id = ids[name]
+    if id then return "(" .. id .. ")" end
+    n = n + 1
+    ids[name] = n
+    return "(" .. n .. ") " .. name
+  end
+end
+
+function callgrind.profile(run, lines, opts)
+  opts = opts or {}
+  local index = graph.index(run)
+  local by_name = {}
+  local funcs = graph.sorted_functions(run)
+  local stats = { functions = 0, edges = 0, unknown = 0, calls = 0 }
+
+  -- where each function is: rows, file, entry line
+  local where = {}
+  local function place(f)
+    local w = where[f]
+    if w then return w end
+    local rows = graph.rows(lines, f)
+    local entry = rows and graph.entry_row(rows, f)
+    w = { rows = rows, file = entry and entry.file or "???", line = entry and entry.line or 0 }
+    where[f] = w
+    return w
+  end
+  local function line_of(w, addr)
+    if not w.rows then return 0 end
+    local i = graph.row_at(w.rows, addr)
+    return i and w.rows[i].line or w.line
+  end
+
+  local explained = {} -- function -> calls from known sites
+  for _, f in ipairs(funcs) do
+    if f.calls and f.state ~= "native" then
+      for _, c in ipairs(f.calls) do
+        local g = c.count > 0 and graph.callee(index, f, c, by_name)
+        if g then explained[g] = (explained[g] or 0) + c.count end
+      end
+    end
+  end
+
+  local out = {}
+  local function emit(s) out[#out + 1] = s end
+  local ob, fl, fn = compressor(), compressor(), compressor()
+  local total_calls, total_ir = 0, 0
+  local body = {}
+  local function bemit(s) body[#body + 1] = s end
+  local cur_ob, cur_fl
+  local function set_ob(m)
+    if m ~= cur_ob then bemit("ob=" .. ob(m)) cur_ob = m end
+  end
+  local function set_fl(p)
+    if p ~= cur_fl then bemit("fl=" .. fl(p)) cur_fl = p end
+  end
+  local function cost(calls, ir)
+    if opts.ir then return fmt("%d %d", calls, ir) end
+    return tostring(calls)
+  end
+
+  for _, f in ipairs(funcs) do
+    if f.count > 0 and f.state ~= "native" then
+      local w = place(f)
+      stats.functions = stats.functions + 1
+      set_ob(f.module)
+      set_fl(w.file)
+      bemit("fn=" .. fn(f.name))
+      -- self cost: Calls at the entry, Ir per block
+      local ir_at = {}
+      local ir_order = {}
+      if opts.ir and f.blocks then
+        for _, b in ipairs(f.blocks) do
+          if b.count > 0 then
+            local ir = b.count * b.instructions
+            if not ir_at[b.address] then ir_order[#ir_order + 1] = b.address end
+            ir_at[b.address] = (ir_at[b.address] or 0) + ir
+            total_ir = total_ir + ir
+          end
+        end
+      end
+      bemit(fmt("0x%x %d %s", f.address, w.line, cost(f.count, ir_at[f.address] or 0)))
+      total_calls = total_calls + f.count
+      table.sort(ir_order)
+      for _, a in ipairs(ir_order) do
+        if a ~= f.address then bemit(fmt("0x%x %d %s", a, line_of(w, a), cost(0, ir_at[a]))) end
+      end
+      -- calls
+      if f.calls then
+        local sites = {}
+        for i, c in ipairs(f.calls) do sites[i] = c end
+        table.sort(sites, function(a, b) return a.site < b.site end)
+        for _, c in ipairs(sites) do
+          local g = c.count > 0 and graph.callee(index, f, c, by_name)
+          if g then
+            local gw = place(g)
+            stats.edges = stats.edges + 1
+            stats.calls = stats.calls + c.count
+            if gw.file ~= w.file then bemit("cfi=" .. fl(gw.file)) end
+            bemit("cfn=" .. fn(g.name))
+            bemit(fmt("calls=%d 0x%x %d", c.count, g.address, gw.line))
+            bemit(fmt("0x%x %d %s", c.site, line_of(w, c.site), cost(c.count, 0)))
+          end
+        end
+      end
+      bemit("")
+    end
+  end
+
+  -- entries not explained by known call sites
+  local first = true
+  for _, g in ipairs(funcs) do
+    local rest = g.count - (explained[g] or 0)
+    if g.count > 0 and g.state ~= "native" and rest > 0 then
+      if first then
+        set_ob("???")
+        set_fl("???")
+        bemit("fn=" .. fn("(unknown)"))
+        first = false
+      end
+      local gw = place(g)
+      stats.unknown = stats.unknown + 1
+      bemit("cob=" .. ob(g.module))
+      bemit("cfi=" .. fl(gw.file))
+      bemit("cfn=" .. fn(g.name))
+      bemit(fmt("calls=%d 0x%x %d", rest, g.address, gw.line))
+      bemit(fmt("0x0 0 %s", cost(rest, 0)))
+    end
+  end
+
+  local pids, cmd = {}, nil
+  for _, p in ipairs(run.processes or {}) do
+    pids[#pids + 1] = tostring(p.pid)
+    cmd = cmd or p.program
+  end
+  emit("# callgrind format")
+  emit("# written by lazyprobe's calls collector: counts, not time.")
+  emit("# Calls: self = entries of the function; on a call line = calls made at that site.")
+  if opts.ir then emit("# Ir: self = instructions executed (block count * instructions); 0 on call lines.") end
+  emit("# Entries no known call site explains are calls from \"(unknown)\".")
+  if #pids > 1 then emit("# processes merged: " .. table.concat(pids, " ")) end
+  emit("version: 1")
+  emit("creator: lazyprobe")
+  if pids[1] then emit("pid: " .. pids[1]) end
+  if cmd then emit("cmd: " .. cmd) end
+  emit("part: 1")
+  emit("desc: Calls: entries (self); calls made at a call site (call lines). Not inclusive time.")
+  if opts.ir then emit("desc: Ir: instructions executed, self only (call lines carry 0)") end
+  emit("positions: instr line")
+  emit("event: Calls : function entries and calls")
+  if opts.ir then emit("event: Ir : instructions executed") end
+  emit(opts.ir and "events: Calls Ir" or "events: Calls")
+  emit("summary: " .. cost(total_calls, total_ir))
+  emit("")
+  for _, s in ipairs(body) do emit(s) end
+  emit("totals: " .. cost(total_calls, total_ir))
+  return table.concat(out, "\n") .. "\n", stats
+end
+
+-- The file name: callgrind.out.<first pid>.
+function callgrind.filename(run)
+  local p = run.processes and run.processes[1]
+  return "callgrind.out." .. (p and p.pid or 0)
+end
+
+return callgrind

@@ -1,0 +1,225 @@
+-- lcov.lua — the run's coverage as an lcov tracefile (the format of lcov 1.16
+-- geninfo(1), "tracefile format": SF, FN/FNDA/FNF/FNH, BRDA/BRF/BRH,
+-- DA/LF/LH, end_of_record), read by genhtml and `lcov --summary`.
+--
+-- lcov.tracefile(run, lines) -> text, stats
+--   lines(module, lo, hi) is the line-table reader (lazyprobe.lines).
+--   stats = { functions, functions_hit, lines, lines_hit, branches,
+--             branches_hit, records, nolines = { functions without line
+--             info }, native = { functions left uninstrumented } }
+--
+-- Rules:
+--  * A function's record is the source file of the line row at its entry;
+--    FN gives that row's line. Functions whose module has no line info (or
+--    whose range has no row with a line) cannot be placed in a source file:
+--    genhtml and lcov drop a file that has no DA line, so they are left out
+--    of the tracefile and returned in stats.nolines (the collector writes
+--    them to a separate summary). Functions left native are left out too
+--    (their counts mean nothing).
+--  * Lines: every row inside a block of the function; a line's count in one
+--    function is the max of the counts of the blocks that hold one of its
+--    addresses; counts of one line in several functions (inlined code) add
+--    up. A function that never ran has no blocks: every row of its range
+--    gets 0. A function that ran without block data gets its entry line only.
+--    Rows with line 0 (no source line) are skipped.
+--  * Branches (BRDA): every block with two or more out-edges of kind taken,
+--    fall or table, at the line of its branch instruction; branch 0.. are the
+--    taken/table edges in order, the fall-through last. Taken counts are
+--    graph.edge_counts: "-" when the block never ran, the edge count when
+--    known, the successor's count when the edge is its only way in; a branch
+--    point with any edge still unknown is left out whole. The BRDA block
+--    number is the branch point's ordinal on its line within the file.
+local graph = require("graph")
+
+local lcov = {}
+
+local function file_entry(files, path)
+  local e = files[path]
+  if not e then
+    e = { fns = {}, names = {}, lines = {}, brs = {}, brseq = {} }
+    files[path] = e
+  end
+  return e
+end
+
+-- A name unique within the source file: FN/FNDA are keyed by name, and
+-- genhtml's regexes stop a name at a comma.
+local function unique_name(entry, f)
+  local name = f.name:gsub("[,\n\r]", "_")
+  if entry.names[name] then name = name .. "@" .. f.module:match("[^/]*$") end
+  local base, n = name, 1
+  while entry.names[name] do
+    n = n + 1
+    name = base .. "#" .. n
+  end
+  entry.names[name] = true
+  return name
+end
+
+function lcov.tracefile(run, lines)
+  local files = {}
+  local stats = { functions = 0, functions_hit = 0, lines = 0, lines_hit = 0, branches = 0,
+                  branches_hit = 0, records = 0, nolines = {}, native = {} }
+  for _, f in ipairs(graph.sorted_functions(run)) do
+    if f.state == "native" then
+      stats.native[#stats.native + 1] = f
+      goto continue
+    end
+    local rows = graph.rows(lines, f)
+    local entry = rows and graph.entry_row(rows, f)
+    if not entry then
+      stats.nolines[#stats.nolines + 1] = f
+      goto continue
+    end
+    do
+      local fe = file_entry(files, entry.file)
+      fe.fns[#fe.fns + 1] = { line = entry.line, name = unique_name(fe, f), count = f.count }
+
+      -- this function's line counts: key file .. "\0" .. line
+      local mine, order = {}, {}
+      local function put(r, count)
+        if r.line <= 0 then return end
+        local key = r.file .. "\0" .. r.line
+        local was = mine[key]
+        if was == nil then
+          order[#order + 1] = r
+          mine[key] = count
+        elseif count > was then
+          mine[key] = count
+        end
+      end
+      if f.blocks then
+        for _, b in ipairs(f.blocks) do
+          graph.rows_in(rows, b.address, b.address + b.size, function(r) put(r, b.count) end)
+        end
+      elseif f.count == 0 then
+        for _, r in ipairs(rows) do put(r, 0) end
+      end
+      put(entry, f.count > 0 and (mine[entry.file .. "\0" .. entry.line] or f.count) or 0)
+      for _, r in ipairs(order) do
+        local e = file_entry(files, r.file)
+        e.lines[r.line] = (e.lines[r.line] or 0) + mine[r.file .. "\0" .. r.line]
+      end
+
+      -- branch points
+      if f.blocks and f.edges then
+        local counts = graph.edge_counts(f)
+        for _, p in ipairs(graph.branch_points(f)) do
+          local known = true
+          for _, i in ipairs(p.edges) do
+            if counts[i] == nil then known = false end
+          end
+          local i = known and graph.row_at(rows, p.branch)
+          local r = i and rows[i]
+          if r and r.line > 0 then
+            local e = file_entry(files, r.file)
+            local seq = e.brseq[r.line] or 0
+            e.brseq[r.line] = seq + 1
+            local list = e.brs[r.line]
+            if not list then list = {} e.brs[r.line] = list end
+            for k, ei in ipairs(p.edges) do
+              list[#list + 1] = string.format("BRDA:%d,%d,%d,%s", r.line, seq, k - 1, counts[ei])
+            end
+          end
+        end
+      end
+    end
+    ::continue::
+  end
+
+  -- write one record per source file, sorted by path
+  local paths = {}
+  for path in pairs(files) do paths[#paths + 1] = path end
+  table.sort(paths)
+  local out = {}
+  local function emit(s) out[#out + 1] = s end
+  for _, path in ipairs(paths) do
+    local e = files[path]
+    local lns = {}
+    for ln in pairs(e.lines) do lns[#lns + 1] = ln end
+    if #lns > 0 then
+      table.sort(lns)
+      stats.records = stats.records + 1
+      emit("TN:")
+      emit("SF:" .. path)
+      table.sort(e.fns, function(a, b)
+        if a.line ~= b.line then return a.line < b.line end
+        return a.name < b.name
+      end)
+      local fnh = 0
+      for _, fn in ipairs(e.fns) do emit(string.format("FN:%d,%s", fn.line, fn.name)) end
+      for _, fn in ipairs(e.fns) do
+        emit(string.format("FNDA:%d,%s", fn.count, fn.name))
+        if fn.count > 0 then fnh = fnh + 1 end
+      end
+      emit("FNF:" .. #e.fns)
+      emit("FNH:" .. fnh)
+      stats.functions, stats.functions_hit = stats.functions + #e.fns, stats.functions_hit + fnh
+      local brf, brh = 0, 0
+      for _, ln in ipairs(lns) do
+        for _, s in ipairs(e.brs[ln] or {}) do
+          emit(s)
+          brf = brf + 1
+          local taken = s:match(",([^,]*)$")
+          if taken ~= "-" and tonumber(taken) > 0 then brh = brh + 1 end
+        end
+      end
+      if brf > 0 then
+        emit("BRF:" .. brf)
+        emit("BRH:" .. brh)
+      end
+      stats.branches, stats.branches_hit = stats.branches + brf, stats.branches_hit + brh
+      local lh = 0
+      for _, ln in ipairs(lns) do
+        emit(string.format("DA:%d,%d", ln, e.lines[ln]))
+        if e.lines[ln] > 0 then lh = lh + 1 end
+      end
+      emit("LF:" .. #lns)
+      emit("LH:" .. lh)
+      stats.lines, stats.lines_hit = stats.lines + #lns, stats.lines_hit + lh
+      emit("end_of_record")
+    end
+  end
+  return #out > 0 and table.concat(out, "\n") .. "\n" or "", stats
+end
+
+-- The functions that have no line info, one per line: count, state, name,
+-- module, address.
+function lcov.nolines_summary(stats)
+  local out = { "# lazyprobe coverage: functions without DWARF line info (not in coverage.info)",
+                string.format("# %12s  %-10s %-32s %s", "entries", "state", "function", "module address") }
+  for _, f in ipairs(stats.nolines) do
+    out[#out + 1] = string.format("%14d  %-10s %-32s %s %s", f.count, f.state, f.name, f.module,
+                                  f.address_hex)
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+local function pct(a, b)
+  if b == 0 then return "-" end
+  return string.format("%.1f%%", 100 * a / b)
+end
+
+-- Summary lines for lazyprobe.print.
+function lcov.summary_lines(stats)
+  local nl_hit = 0
+  for _, f in ipairs(stats.nolines) do
+    if f.count > 0 then nl_hit = nl_hit + 1 end
+  end
+  local fns, fhit = stats.functions + #stats.nolines, stats.functions_hit + nl_hit
+  local out = {
+    string.format("coverage: functions %d/%d ran (%s), lines %d/%d (%s), branches %d/%d taken (%s)",
+                  fhit, fns, pct(fhit, fns), stats.lines_hit, stats.lines, pct(stats.lines_hit, stats.lines),
+                  stats.branches_hit, stats.branches, pct(stats.branches_hit, stats.branches)),
+  }
+  if #stats.nolines > 0 then
+    out[#out + 1] = string.format("coverage: %d functions (%d ran) have no line info: listed in coverage-nolines.txt, not in coverage.info",
+                                  #stats.nolines, nl_hit)
+  end
+  for _, f in ipairs(stats.native) do
+    out[#out + 1] = string.format("coverage: not instrumented: %s: %s", f.name, f.note)
+  end
+  return out
+end
+
+return lcov
