@@ -3,12 +3,14 @@
 # builds lazyprobe, then runs it on the bundled example or runs the whole
 # test suite.
 #   tools/setup.sh example   build, then `lazyprobe run -c calls` on tests/example
-#   tools/setup.sh test      build, then unit tests and the integration suite
+#   tools/setup.sh test      build, then unit tests, the collectors' writer tests and
+#                            the integration suite (the last line is the suite's count)
 set -eu
 cd "$(dirname "$0")/.."
 
 packages="gcc libc6-dev make pkg-config meson ninja-build python3 binutils valgrind
-  libelf-dev libdw-dev libunwind-dev libzydis-dev libzycore-dev libcapstone-dev liblua5.4-dev"
+  libelf-dev libdw-dev libunwind-dev libzydis-dev libzycore-dev libcapstone-dev liblua5.4-dev
+  lua5.4 lcov bolt-16"
 
 missing=""
 for p in $packages; do
@@ -43,8 +45,11 @@ test)
   unit_failed_n=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$unit_log")
   [ "$unit_failed" = 0 ] || cat "$unit_log"
   echo "unit tests: ${unit_passed:-0} passed, ${unit_failed_n:-0} failed"
+  collectors_failed=0
+  lua5.4 tests/collectors/run.lua || collectors_failed=1
+  sh tests/collectors/consumers.sh || collectors_failed=1
   python3 tests/run_tests.py --lazyprobe build/tools/lazyprobe -j 2 && suite_failed=0 || suite_failed=1
-  [ "$unit_failed" = 0 ] && [ "$suite_failed" = 0 ]
+  [ "$unit_failed" = 0 ] && [ "$collectors_failed" = 0 ] && [ "$suite_failed" = 0 ]
   ;;
 *)
   echo "usage: tools/setup.sh example|test" >&2
