@@ -20,6 +20,20 @@ function coverage.report(run)
   if stats.records == 0 then
     lazyprobe.print("coverage: no function has line info: coverage.info is empty")
   end
+  -- precision lost is said, never silent: code reached through an indirect
+  -- jump that was not understood runs in the original body, unmeasured
+  local partial = {}
+  for _, f in ipairs(run.functions) do
+    if f.count > 0 and f.note:find("indirect jump leaves the copy", 1, true) then
+      partial[#partial + 1] = f.name
+    end
+  end
+  if #partial > 0 then
+    table.sort(partial)
+    lazyprobe.print(string.format("coverage: %d functions measured only up to an indirect jump they "
+                                  .. "leave the copy by (blocks after it may show as not run): %s",
+                                  #partial, table.concat(partial, ", ")))
+  end
 end
 
 return coverage

@@ -227,25 +227,25 @@ static lp_status publish_graph(core_session *s, process *p, long i, const reloc_
   LP_CHECK(shm_reserve(&s->counters, (uint32_t)info->ncounters, (uint32_t)info->nblocks,
                        (uint32_t)info->nedges, (uint32_t)info->ncalls, &r));
   bool block_slots = s->opt.probes & (SHM_PROBE_BLOCKS_COUNT | SHM_PROBE_BLOCKS_COVER);
-  uint32_t next = r.slot + 1;
+  bool call_slots = s->opt.probes & SHM_PROBE_CALLS;
   const reloc_block *blocks = reloc_blocks(plan);
   shm_block *sb = shm_blocks(&s->counters) + r.first_block;
   for (size_t b = 0; b < info->nblocks; b++)
     sb[b] = (shm_block){blocks[b].addr - p->bias, blocks[b].size, blocks[b].ninsns,
-                        block_slots ? next++ : SHM_NONE, 0};
+                        block_slots ? r.slot + (uint32_t)(info->block_slot + b) : SHM_NONE, 0};
   const reloc_edge *edges = reloc_edges(plan);
   shm_edge *se = shm_edges(&s->counters) + r.first_edge;
+  uint32_t counted = 0;
   for (size_t e = 0; e < info->nedges; e++)
     se[e] = (shm_edge){edges[e].branch - p->bias, edges[e].target ? edges[e].target - p->bias : 0,
                        edges[e].from, edges[e].to == RELOC_EXIT ? SHM_NONE : edges[e].to,
-                       edges[e].counted ? next++ : SHM_NONE, edges[e].kind, {0}};
+                       edges[e].counted ? r.slot + (uint32_t)info->edge_slot + counted++ : SHM_NONE,
+                       edges[e].kind, {0}};
   const reloc_call *calls = reloc_calls(plan);
   shm_call *sc = shm_calls(&s->counters) + r.first_call;
   for (size_t k = 0; k < info->ncalls; k++)
     sc[k] = (shm_call){calls[k].site - p->bias, calls[k].target ? calls[k].target - p->bias : 0,
-                       next++, 0};
-  if (next - r.slot != info->ncounters)
-    return lp_fail("the copy counts %zu slots, its graph %u", info->ncounters, next - r.slot);
+                       call_slots ? r.slot + (uint32_t)(info->call_slot + k) : SHM_NONE, 0};
   sf->first_block = r.first_block;
   sf->nblocks = (uint32_t)info->nblocks;
   sf->first_edge = r.first_edge;
