@@ -339,15 +339,23 @@ static void set_graph(lua_State *L, const shm_counters *c, const shm_function *f
   const shm_edge *edges = shm_edges(c) + f->first_edge;
   uint64_t *bc = calloc(nb, sizeof *bc), *ec = calloc(ne + 1, sizeof *ec);
   reloc_edge *re = calloc(ne + 1, sizeof *re);
+  bool *leaky = calloc(nb, sizeof *leaky);
   bool have_blocks = false, have_edges = false;
-  if (bc && ec && re && (probes & SHM_PROBE_ARCS)) {
+  if (bc && ec && re && leaky && (probes & SHM_PROBE_ARCS)) {
     for (uint32_t e = 0; e < ne; e++) {
       re[e] = (reloc_edge){edges[e].from, edges[e].to == SHM_NONE ? RELOC_EXIT : edges[e].to, edges[e].kind,
                            edges[e].slot != SHM_NONE, edges[e].branch, edges[e].target};
       ec[e] = shm_slot_value(c, edges[e].slot);
     }
+    const shm_call *calls = f->first_call != SHM_NONE ? shm_calls(c) + f->first_call : NULL;
+    for (uint32_t b = 0; b < nb; b++) { /* a call is the last instruction of its block */
+      bool ends_in_call = false;
+      for (uint32_t k = 0; calls && k < f->ncalls; k++)
+        ends_in_call |= calls[k].site >= blocks[b].addr && calls[k].site < blocks[b].addr + blocks[b].size;
+      leaky[b] = reloc_flow_leaks(re, ne, b, ends_in_call);
+    }
     have_edges = have_blocks =
-        reloc_flow_solve(re, ne, nb, shm_slot_value(c, f->slot), ec, bc) == LP_OK;
+        reloc_flow_solve(re, ne, nb, shm_slot_value(c, f->slot), leaky, ec, bc) == LP_OK;
     if (!have_edges) {
       lua_pushstring(L, lp_error());
       lua_setfield(L, -2, "flow_error");
@@ -419,6 +427,7 @@ static void set_graph(lua_State *L, const shm_counters *c, const shm_function *f
   }
   free(bc);
   free(ec);
+  free(leaky);
   free(re);
 }
 

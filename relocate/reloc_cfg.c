@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reloc_flow.h"
 #include "reloc_internal.h"
 
 static bool ends_block(const reloc_insn *in) {
@@ -166,4 +167,11 @@ lp_status reloc_build_cfg(reloc_plan *p) {
     if (in->flow == X64_FLOW_CALL_INDIRECT) p->calls[c++] = (reloc_call){in->addr, 0};
   }
   return LP_OK;
+}
+
+bool reloc_block_leaks(const reloc_plan *p, size_t b) {
+  const reloc_bdata *bd = &p->bdata[b];
+  const x64_insn *last = &p->insns[p->order[bd->first + bd->count - 1]].x;
+  bool call = last->flow == X64_FLOW_CALL || last->flow == X64_FLOW_CALL_INDIRECT;
+  return reloc_flow_leaks(p->edges + bd->first_edge, bd->nout, (uint32_t)b, call);
 }

@@ -6,12 +6,15 @@
  * conservation (in = out; a self-loop is on both sides and cancels), which
  * may leave one of its neighbours with a single unknown edge: a worklist
  * runs until nothing changes.  With the counted edges off a spanning tree
- * every edge is found; the result is then checked at every vertex. */
+ * every edge is found; the result is then checked at every vertex.  Leaky
+ * blocks (calls that may not return) get their virtual edge to EXIT here,
+ * appended after the real edges. */
 #include "reloc_flow.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct flow {
   const reloc_edge *edges;
@@ -97,34 +100,47 @@ static lp_status solve(flow *f) {
   return LP_OK;
 }
 
+bool reloc_flow_leaks(const reloc_edge *edges, size_t nedges, uint32_t block, bool ends_in_call) {
+  if (!ends_in_call) return false;
+  for (size_t e = 0; e < nedges; e++)
+    if (edges[e].from == block && edges[e].kind == RELOC_EDGE_FALL) return true;
+  return false;
+}
+
 lp_status reloc_flow_solve(const reloc_edge *edges, size_t nedges, size_t nblocks, uint64_t entry_count,
-                           uint64_t *edge_counts, uint64_t *block_counts) {
-  size_t nv = nblocks + 1;
-  flow f = {edges, nedges, nblocks, entry_count, edge_counts, calloc(nedges + 1, sizeof(bool)),
-            calloc(nv + 1, sizeof(size_t)), malloc((2 * nedges + 1) * sizeof(size_t)),
+                           const bool *leaky, uint64_t *edge_counts, uint64_t *block_counts) {
+  size_t nv = nblocks + 1, nleaks = 0;
+  for (size_t b = 0; leaky && b < nblocks; b++) nleaks += leaky[b];
+  size_t n = nedges + nleaks; /* the real edges, then the leaks */
+  reloc_edge *all = malloc((n + 1) * sizeof *all);
+  uint64_t *count = calloc(n + 1, sizeof *count);
+  flow f = {all, n, nblocks, entry_count, count, calloc(n + 1, sizeof(bool)),
+            calloc(nv + 1, sizeof(size_t)), malloc((2 * n + 1) * sizeof(size_t)),
             calloc(nv, sizeof(size_t))};
-  lp_status st = LP_ERR;
-  if (!f.known || !f.first || !f.inc || !f.unknown) {
-    lp_fail("out of memory");
-    goto out;
-  }
-  for (size_t e = 0; e < nedges; e++) { /* incidence lists, counting sort by vertex */
-    if (edges[e].from >= nblocks || (edges[e].to >= nblocks && edges[e].to != RELOC_EXIT)) {
-      lp_fail("flow: edge %zu names a block out of range", e);
-      goto out;
-    }
-    f.first[vertex(&f, edges[e].from) + 1]++;
-    if (vertex(&f, edges[e].to) != vertex(&f, edges[e].from)) f.first[vertex(&f, edges[e].to) + 1]++;
-  }
-  for (size_t v = 0; v < nv; v++) f.first[v + 1] += f.first[v];
   size_t *fill = calloc(nv, sizeof *fill);
-  if (!fill) {
+  lp_status st = LP_ERR;
+  if (!all || !count || !f.known || !f.first || !f.inc || !f.unknown || !fill) {
     lp_fail("out of memory");
     goto out;
   }
   for (size_t e = 0; e < nedges; e++) {
-    size_t a = vertex(&f, edges[e].from), b = vertex(&f, edges[e].to);
-    f.known[e] = edges[e].counted;
+    all[e] = edges[e];
+    count[e] = edge_counts[e];
+  }
+  for (size_t b = 0, k = nedges; leaky && b < nblocks; b++)
+    if (leaky[b]) all[k++] = (reloc_edge){(uint32_t)b, RELOC_EXIT, RELOC_EDGE_ESCAPE, false, 0, 0};
+  for (size_t e = 0; e < n; e++) { /* incidence lists, counting sort by vertex */
+    if (all[e].from >= nblocks || (all[e].to >= nblocks && all[e].to != RELOC_EXIT)) {
+      lp_fail("flow: edge %zu names a block out of range", e);
+      goto out;
+    }
+    f.first[vertex(&f, all[e].from) + 1]++;
+    if (vertex(&f, all[e].to) != vertex(&f, all[e].from)) f.first[vertex(&f, all[e].to) + 1]++;
+  }
+  for (size_t v = 0; v < nv; v++) f.first[v + 1] += f.first[v];
+  for (size_t e = 0; e < n; e++) {
+    size_t a = vertex(&f, all[e].from), b = vertex(&f, all[e].to);
+    f.known[e] = all[e].counted;
     f.inc[f.first[a] + fill[a]++] = e;
     if (b != a) f.inc[f.first[b] + fill[b]++] = e;
     if (!f.known[e]) {
@@ -132,13 +148,16 @@ lp_status reloc_flow_solve(const reloc_edge *edges, size_t nedges, size_t nblock
       if (b != a) f.unknown[b]++;
     }
   }
-  free(fill);
   if (solve(&f) != LP_OK) goto out;
+  for (size_t e = 0; e < nedges; e++) edge_counts[e] = count[e];
   for (size_t b = 0; b < nblocks; b++) block_counts[b] = b == 0 ? entry_count : 0;
   for (size_t e = 0; e < nedges; e++)
     if (edges[e].to != RELOC_EXIT) block_counts[edges[e].to] += edge_counts[e];
   st = LP_OK;
 out:
+  free(fill);
+  free(all);
+  free(count);
   free(f.known);
   free(f.first);
   free(f.inc);

@@ -11,11 +11,19 @@
 #include "lp_status.h"
 #include "reloc.h"
 
+/* A block that ends in a call and falls through to the next: the call need
+ * not return (exit, abort, a longjmp past it), so the block also has a
+ * virtual edge to EXIT for the flow that never came back, as gcc's fake exit
+ * edges.  The spanning tree holds these edges (reloc_probes.c), so the
+ * counted edges determine them. */
+bool reloc_flow_leaks(const reloc_edge *edges, size_t nedges, uint32_t block, bool ends_in_call);
+
 /* EDGE_COUNTS[e] holds the count of every counted edge on input and of every
- * edge on output; BLOCK_COUNTS[b] gets each block's count.  Fails (with the
- * block it could not solve) when the counts are not consistent, e.g. after a
- * longjmp out of a call. */
+ * edge on output; BLOCK_COUNTS[b] gets each block's count.  LEAKY[b] (NULL:
+ * none) says which blocks have a virtual leak edge (reloc_flow_leaks).  Fails
+ * (with the block it could not solve) when the counts are not consistent,
+ * e.g. after a setjmp returned twice. */
 lp_status reloc_flow_solve(const reloc_edge *edges, size_t nedges, size_t nblocks, uint64_t entry_count,
-                           uint64_t *edge_counts, uint64_t *block_counts);
+                           const bool *leaky, uint64_t *edge_counts, uint64_t *block_counts);
 
 #endif

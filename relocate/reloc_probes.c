@@ -4,8 +4,12 @@
  * Arcs are counted only off a spanning tree of the CFG plus a virtual edge
  * EXIT->entry (Knuth; gcc -fprofile-arcs); the rest follow by flow
  * conservation (reloc_flow.c).  The tree is a greedy maximum spanning tree
- * (Kruskal) whose weights keep likely-hot edges uncounted: the virtual edge
- * first (it must never be instrumented), then back edges (to a block at or
+ * (Kruskal) whose weights keep likely-hot edges uncounted: first the virtual
+ * leak edges of blocks that end in a call (reloc_flow_leaks: a call need not
+ * return, and the tree must hold these edges so that the counted ones
+ * determine them), then the virtual edge EXIT->entry (it is known anyway:
+ * the entry counter; if a leak closes a cycle with it, it stays off the tree
+ * uninstrumented), then back edges (to a block at or
  * below the branch: loops), then fall-throughs (on the hot path of gcc's
  * layout), then other branches, and returns and escapes last (once per call,
  * cheapest to count).  Any spanning tree is correct. */
@@ -46,7 +50,12 @@ static lp_status spanning_tree(reloc_plan *p, bool *off_tree) {
     return lp_fail("out of memory");
   }
   for (size_t v = 0; v <= p->nblocks; v++) up[v] = v;
-  up[exit] = 0; /* the virtual edge EXIT->entry is on the tree */
+  for (size_t b = 0; b < p->nblocks; b++) /* the leaks of calls that may not return */
+    if (reloc_block_leaks(p, b)) {
+      size_t a = find(up, b), x = find(up, exit);
+      if (a != x) up[a] = x;
+    }
+  if (find(up, exit) != find(up, 0)) up[find(up, exit)] = find(up, 0); /* the virtual edge */
   for (size_t e = 0; e < p->nedges; e++) byw[e] = e;
   sort_plan = p;
   qsort(byw, p->nedges, sizeof *byw, by_weight);
