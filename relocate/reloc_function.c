@@ -194,7 +194,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
   for (; b->examined < b->nindirect; b->examined++) {
     size_t i = b->indirect[b->examined];
     const x64_insn *jmp = &p->insns[i].x;
-    x64_table_match m;
+    x64_table_match m = {0};
     if (!x64_match_jump_table(jmp, prev_insn, p, &m)) {
       /* jmp [rip+x]: a tail call through the GOT or a pointer, not a way back in */
       bool tail = jmp->rip_relative && jmp->op[0].type == X64_OP_MEM && jmp->op[0].index == 0;
@@ -225,7 +225,8 @@ static lp_status resolve_tables(builder *b, bool *more) {
     } else {
       free(targets);
     }
-    p->insns[p->at[m.ref - p->lo] - 1].table_ref = (int32_t)t; /* m.ref was decoded */
+    p->insns[p->at[m.ref - p->lo] - 1].table_ref = (int32_t)t; /* m.ref(2) were decoded */
+    if (m.ref2) p->insns[p->at[m.ref2 - p->lo] - 1].table_ref = (int32_t)t;
     p->insns[i].table_jmp = (int32_t)t;
     for (size_t k = 0; k < p->tables[t].nentries; k++)
       if (inside(p, p->tables[t].targets[k])) LP_CHECK(push_work(b, p->tables[t].targets[k]));

@@ -8,68 +8,180 @@
 
 static bool is_reg(const x64_operand *o, int reg) { return o->type == X64_OP_REG && o->reg == reg; }
 
-static bool writes(const x64_insn *i, int reg) {
-  for (unsigned k = 0; k < i->nops; k++)
-    if (i->op[k].written && is_reg(&i->op[k], reg)) return true;
+/* {=== what an instruction may change ===*/
+
+/* x64_insn keeps only the visible operands and the flags an instruction always
+ * writes; the matcher must also know the hidden ones (cdqe writes rax, push
+ * stores to memory) and the flags it may leave changed (a shift by cl), so it
+ * decodes the bytes again. */
+typedef struct effects {
+  bool everything; /* a system call, an interrupt: anything may change */
+  bool memory;     /* may store to memory */
+  bool flags;      /* may change a status flag */
+  unsigned nregs;
+  int regs[ZYDIS_MAX_OPERAND_COUNT + 9]; /* registers it may write, widened to 64 bits */
+} effects;
+
+static const ZydisDecoder *decoder(void) {
+  static ZydisDecoder d;
+  static bool ready;
+  if (!ready) {
+    ZydisDecoderInit(&d, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
+    ready = true;
+  }
+  return &d;
+}
+
+static int widen(ZydisRegister r) {
+  ZydisRegister w = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
+  return w != ZYDIS_REGISTER_NONE ? (int)w : (int)r;
+}
+
+static effects effects_of(const x64_insn *i) {
+  effects e = {0};
+  ZydisDecodedInstruction zi;
+  ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(decoder(), i->bytes, i->len, &zi, ops)) ||
+      zi.meta.category == ZYDIS_CATEGORY_SYSCALL || zi.meta.category == ZYDIS_CATEGORY_INTERRUPT) {
+    e.everything = e.memory = e.flags = true;
+    return e;
+  }
+  if (i->flow == X64_FLOW_CALL || i->flow == X64_FLOW_CALL_INDIRECT) {
+    /* the callee may change the caller-saved registers (SysV ABI), flags and memory */
+    static const int clobbered[] = {ZYDIS_REGISTER_RAX, ZYDIS_REGISTER_RCX, ZYDIS_REGISTER_RDX,
+                                    ZYDIS_REGISTER_RSI, ZYDIS_REGISTER_RDI, ZYDIS_REGISTER_R8,
+                                    ZYDIS_REGISTER_R9,  ZYDIS_REGISTER_R10, ZYDIS_REGISTER_R11};
+    for (size_t k = 0; k < sizeof clobbered / sizeof *clobbered; k++)
+      e.regs[e.nregs++] = clobbered[k];
+    e.memory = e.flags = true;
+  }
+  if (zi.cpu_flags)
+    e.flags = (zi.cpu_flags->modified | zi.cpu_flags->set_0 | zi.cpu_flags->set_1 |
+               zi.cpu_flags->undefined) != 0;
+  for (unsigned k = 0; k < zi.operand_count; k++) {
+    const ZydisDecodedOperand *o = &ops[k];
+    if (!(o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)) continue;
+    if (o->type == ZYDIS_OPERAND_TYPE_REGISTER)
+      e.regs[e.nregs++] = widen(o->reg.value);
+    else if (o->type == ZYDIS_OPERAND_TYPE_MEMORY && o->mem.type == ZYDIS_MEMOP_TYPE_MEM)
+      e.memory = true;
+  }
+  return e;
+}
+
+static bool may_write(const effects *e, int reg) {
+  if (e->everything) return true;
+  for (unsigned k = 0; k < e->nregs; k++)
+    if (e->regs[k] == reg) return true;
   return false;
 }
 
-/* Walks back from FROM for the bound check on IDX and, when LEA_REG != 0, for
- * `lea LEA_REG, [rip+T]`. */
+static bool writes(const x64_insn *i, int reg) {
+  effects e = effects_of(i);
+  return may_write(&e, reg);
+}
+
+/* }=== */
+
+/* [rbp+d], a local of gcc -O0 */
+static bool is_frame_slot(const x64_operand *o) {
+  return o->type == X64_OP_MEM && o->base == ZYDIS_REGISTER_RBP && o->index == 0;
+}
+
+/* Walks back from FROM, where the index is in register IDX, for the bound
+ * check on it and, when LEA_REG != 0, for `lea LEA_REG, [rip+T]`.
+ *
+ * The bound check is `cmp IDX, N` followed by `ja` (N+1 entries) or `jae` (N),
+ * with nothing between them that may write the flags or the index (gcc puts
+ * `mov edi, edi`, the zero-extension of the index, or a push there).
+ * Register copies `mov/movzx IDX, rY` (32 or 64 bits) are followed back to Y.
+ * When IDX was loaded from a frame slot (`mov IDX, [rbp+d]`, gcc -O0), the
+ * check is on the slot, `cmp dword/qword [rbp+d], N` of the load's width, and
+ * nothing between the compare and the load may store to memory or change rbp. */
 static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn prev, void *ctx,
                        x64_table_match *out) {
   bool have_bound = false, have_lea = lea_reg == 0;
-  int pending = 0; /* 1: ja just seen (walking back), 2: jae */
+  int pending = 0; /* 1: ja seen (walking back) and its flags not yet set, 2: jae */
+  bool in_slot = false; /* the index came from [rbp + slot_disp] (slot_size bits) */
+  int64_t slot_disp = 0;
+  unsigned slot_size = 0;
   const x64_insn *i = prev(ctx, from);
   for (int steps = 0; i && steps < SCAN_LIMIT && !(have_bound && have_lea);
        steps++, i = prev(ctx, i)) {
+    effects e = effects_of(i);
     if (!have_lea) {
       if (i->mnemonic == ZYDIS_MNEMONIC_LEA && is_reg(&i->op[0], lea_reg) && i->rip_relative) {
+        if (!have_bound && !in_slot && idx == lea_reg) return false; /* it clobbers the index */
         out->table = i->rip_target;
         out->ref = i->addr;
         have_lea = true;
         continue;
       }
-      if (writes(i, lea_reg)) return false;
+      if (may_write(&e, lea_reg)) return false;
     }
     if (have_bound) continue;
-    int was_pending = pending;
-    pending = 0;
-    if (i->mnemonic == ZYDIS_MNEMONIC_JNBE) {
-      pending = 1;
-    } else if (i->mnemonic == ZYDIS_MNEMONIC_JNB) {
-      pending = 2;
-    } else if (i->mnemonic == ZYDIS_MNEMONIC_CMP && is_reg(&i->op[0], idx) &&
-               i->op[1].type == X64_OP_IMM) {
-      if (!was_pending) continue; /* a compare whose flags nobody reads here */
-      int64_t n = i->op[1].imm + (was_pending == 1 ? 1 : 0);
+    if (e.everything) return false;
+    if (i->mnemonic == ZYDIS_MNEMONIC_JNBE || i->mnemonic == ZYDIS_MNEMONIC_JNB) {
+      pending = i->mnemonic == ZYDIS_MNEMONIC_JNBE ? 1 : 2;
+      continue;
+    }
+    const x64_operand *a = &i->op[0], *b = &i->op[1];
+    bool on_index = in_slot ? is_frame_slot(a) && a->disp == slot_disp && a->size == slot_size
+                            : is_reg(a, idx);
+    if (i->mnemonic == ZYDIS_MNEMONIC_CMP && on_index && b->type == X64_OP_IMM) {
+      if (!pending) continue; /* a compare whose flags nobody reads here */
+      int64_t n = b->imm + (pending == 1 ? 1 : 0);
       if (n <= 0 || n > MAX_ENTRIES) return false;
       out->nentries = (size_t)n;
       have_bound = true;
-    } else if ((i->mnemonic == ZYDIS_MNEMONIC_MOV || i->mnemonic == ZYDIS_MNEMONIC_MOVZX) &&
-               is_reg(&i->op[0], idx) && i->op[1].type == X64_OP_REG && i->op[0].size >= 32) {
-      idx = i->op[1].reg; /* mov eX, eY / movzx eX, Yl: the index came from Y */
-    } else if (writes(i, idx)) {
-      return false;
+      continue;
     }
+    if (e.flags) pending = 0; /* the ja tests these flags, not an earlier compare's */
+    if (in_slot) {
+      if (e.memory || may_write(&e, ZYDIS_REGISTER_RBP)) return false;
+      continue;
+    }
+    bool mov = i->mnemonic == ZYDIS_MNEMONIC_MOV, movzx = i->mnemonic == ZYDIS_MNEMONIC_MOVZX;
+    if ((mov || movzx) && is_reg(a, idx) && a->size >= 32 && b->type == X64_OP_REG) {
+      idx = b->reg; /* mov eX, eY / movzx eX, Yl: the index came from Y */
+      continue;
+    }
+    if ((mov && b->size == a->size) || movzx) {
+      if (is_reg(a, idx) && a->size >= 32 && is_frame_slot(b)) { /* mov eX, [rbp+d] */
+        in_slot = true;
+        slot_disp = b->disp;
+        slot_size = b->size;
+        continue;
+      }
+    }
+    if (may_write(&e, idx)) return false;
   }
   return have_bound && have_lea;
 }
 
-static bool match_rel32(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
+/* `add JREG, OTHER` (64 bits) before JMP, JREG not written in between; JMP is `jmp JREG`. */
+static const x64_insn *find_add(const x64_insn *jmp, x64_prev_insn prev, void *ctx, int *jreg,
+                                int *other) {
   const x64_operand *t = &jmp->op[0];
-  if (t->type != X64_OP_REG || t->size != 64) return false;
-  int jreg = t->reg, other = 0;
+  if (t->type != X64_OP_REG || t->size != 64) return NULL;
+  *jreg = t->reg;
   const x64_insn *i = prev(ctx, jmp);
-  for (int steps = 0; i && steps < SCAN_LIMIT; steps++, i = prev(ctx, i)) { /* add jreg, other */
-    if (i->mnemonic == ZYDIS_MNEMONIC_ADD && is_reg(&i->op[0], jreg) &&
+  for (int steps = 0; i && steps < SCAN_LIMIT; steps++, i = prev(ctx, i)) {
+    if (i->mnemonic == ZYDIS_MNEMONIC_ADD && is_reg(&i->op[0], *jreg) &&
         i->op[1].type == X64_OP_REG && i->op[0].size == 64) {
-      other = i->op[1].reg;
-      break;
+      *other = i->op[1].reg;
+      return *other != *jreg ? i : NULL;
     }
-    if (writes(i, jreg)) return false;
+    if (writes(i, *jreg)) return NULL;
   }
-  if (!i || !other) return false;
+  return NULL;
+}
+
+/* gcc -O1..-O3: lea rB,[rip+T] … movsxd rI,dword [rB+rX*4] … add rI,rB … jmp rI */
+static bool match_rel32(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
+  int jreg, other;
+  const x64_insn *i = find_add(jmp, prev, ctx, &jreg, &other);
+  if (!i) return false;
   for (i = prev(ctx, i); i; i = prev(ctx, i)) { /* movsxd loaded, [base + idx*4] */
     if (i->mnemonic == ZYDIS_MNEMONIC_MOVSXD && i->op[0].type == X64_OP_REG &&
         i->op[1].type == X64_OP_MEM && (i->op[0].reg == jreg || i->op[0].reg == other)) {
@@ -85,6 +197,90 @@ static bool match_rel32(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_
   return false;
 }
 
+/* gcc -O0, PIC: T is loaded twice, the entry's offset is computed apart and the
+ * entry sign-extended by cdqe:
+ *   mov eax, [rbp+d]   (or a register)       ; the index, bound-checked before
+ *   lea rdx, [rax*4]
+ *   lea rax, [rip+T]
+ *   mov eax, dword [rdx+rax]                 ; or movsxd rax, dword [rdx+rax]
+ *   cdqe
+ *   lea rdx, [rip+T]
+ *   add rax, rdx
+ *   jmp rax
+ * (the two leas before the load in either order, and [rT+rX*4] accepted too).
+ * Both leas name T: ref and ref2. */
+static bool match_rel32_split(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
+                              x64_table_match *out) {
+  int jreg, other;
+  const x64_insn *i = find_add(jmp, prev, ctx, &jreg, &other);
+  if (!i) return false;
+  int steps = 0;
+  for (i = prev(ctx, i); i && steps < SCAN_LIMIT; i = prev(ctx, i), steps++) { /* lea other, [rip+T] */
+    if (i->mnemonic == ZYDIS_MNEMONIC_LEA && is_reg(&i->op[0], other) && i->op[0].size == 64 &&
+        i->rip_relative)
+      break;
+    if (writes(i, other) || writes(i, jreg)) return false;
+  }
+  if (!i || steps >= SCAN_LIMIT) return false;
+  uint64_t table = i->rip_target;
+  out->ref2 = i->addr;
+
+  const x64_insn *load = NULL; /* the entry, sign-extended into jreg */
+  for (i = prev(ctx, i); i && !load && steps < SCAN_LIMIT; i = prev(ctx, i), steps++) {
+    const x64_operand *a = &i->op[0], *b = &i->op[1];
+    if (i->mnemonic == ZYDIS_MNEMONIC_MOVSXD && is_reg(a, jreg) && a->size == 64 &&
+        b->type == X64_OP_MEM && b->size == 32) {
+      load = i;
+      break;
+    }
+    if (i->mnemonic == ZYDIS_MNEMONIC_CDQE && jreg == ZYDIS_REGISTER_RAX) {
+      for (i = prev(ctx, i); i && steps < SCAN_LIMIT; i = prev(ctx, i), steps++) {
+        a = &i->op[0], b = &i->op[1];
+        if (i->mnemonic == ZYDIS_MNEMONIC_MOV && is_reg(a, jreg) && a->size == 32 &&
+            b->type == X64_OP_MEM && b->size == 32) {
+          load = i;
+          break;
+        }
+        if (writes(i, jreg)) return false;
+      }
+      break;
+    }
+    if (writes(i, jreg)) return false;
+  }
+  if (!load) return false;
+  const x64_operand *m = &load->op[1];
+  if (load->rip_relative || m->disp != 0 || !m->base || !m->index || m->base == m->index)
+    return false;
+  out->kind = X64_TABLE_REL32;
+  if (m->scale == 4) /* [rT + rX*4] */
+    return find_bound(load, m->index, m->base, prev, ctx, out) && out->table == table;
+  if (m->scale != 1) return false;
+
+  /* [rA + rB]: one holds T (lea [rip+T]), the other the index times 4 (lea [rX*4]) */
+  int treg = 0; /* found `lea treg, [rip+T]` */
+  for (i = prev(ctx, load); i && steps < SCAN_LIMIT; i = prev(ctx, i), steps++) {
+    bool wa = m->base != treg && writes(i, m->base), wb = m->index != treg && writes(i, m->index);
+    if (!wa && !wb) continue;
+    if (wa && wb) return false;
+    int w = wa ? m->base : m->index;
+    const x64_operand *a = &i->op[0], *b = &i->op[1];
+    if (i->mnemonic != ZYDIS_MNEMONIC_LEA || !is_reg(a, w) || a->size != 64) return false;
+    if (i->rip_relative) {
+      if (treg || i->rip_target != table) return false;
+      treg = w;
+      out->table = table;
+      out->ref = i->addr;
+      continue;
+    }
+    if (b->base != 0 || b->index == 0 || b->scale != 4 || b->disp != 0) return false;
+    if (treg) return find_bound(i, b->index, 0, prev, ctx, out);
+    return find_bound(i, b->index, w == m->base ? m->index : m->base, prev, ctx, out) &&
+           out->table == table;
+  }
+  return false;
+}
+
+/* gcc -O1..-O3, non-PIE: jmp qword [rX*8+T] */
 static bool match_abs64(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
   const x64_operand *m = &jmp->op[0];
   if (m->type != X64_OP_MEM || m->base != 0 || m->index == 0 || m->scale != 8 ||
@@ -96,8 +292,36 @@ static bool match_abs64(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_
   return find_bound(jmp, m->index, 0, prev, ctx, out);
 }
 
+/* gcc -O0, non-PIE: mov rJ, qword [rX*8+T] … jmp rJ (the mov names T) */
+static bool match_abs64_load(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
+                             x64_table_match *out) {
+  const x64_operand *t = &jmp->op[0];
+  if (t->type != X64_OP_REG || t->size != 64) return false;
+  int jreg = t->reg;
+  const x64_insn *i = prev(ctx, jmp);
+  for (int steps = 0; i && steps < SCAN_LIMIT; steps++, i = prev(ctx, i)) {
+    const x64_operand *a = &i->op[0], *m = &i->op[1];
+    if (i->mnemonic == ZYDIS_MNEMONIC_MOV && is_reg(a, jreg) && a->size == 64 &&
+        m->type == X64_OP_MEM && m->base == 0 && m->index != 0 && m->scale == 8 &&
+        m->size == 64 && i->disp_size == 32 && !i->rip_relative) {
+      out->kind = X64_TABLE_ABS64;
+      out->table = (uint64_t)m->disp;
+      out->ref = i->addr;
+      return find_bound(i, m->index, 0, prev, ctx, out);
+    }
+    if (writes(i, jreg)) return false;
+  }
+  return false;
+}
+
 bool x64_match_jump_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
                           x64_table_match *out) {
+  static bool (*const matchers[])(const x64_insn *, x64_prev_insn, void *, x64_table_match *) = {
+      match_rel32, match_rel32_split, match_abs64, match_abs64_load};
   if (jmp->flow != X64_FLOW_JMP_INDIRECT) return false;
-  return match_rel32(jmp, prev, ctx, out) || match_abs64(jmp, prev, ctx, out);
+  for (size_t k = 0; k < sizeof matchers / sizeof *matchers; k++) {
+    *out = (x64_table_match){0};
+    if (matchers[k](jmp, prev, ctx, out)) return true;
+  }
+  return false;
 }

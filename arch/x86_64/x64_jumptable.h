@@ -1,10 +1,17 @@
 /* x64_jumptable.h — recognises the jump-table dispatch sequences gcc emits.
  *
  *   (REL32, PIC/PIE)  lea rB,[rip+T] … movsxd rI,dword [rB+rX*4] … add rI,rB … jmp rI
+ *   (REL32, PIC, -O0) lea rS,[rX*4] … lea rT,[rip+T] … mov eax,dword [rS+rT] … cdqe
+ *                     (or movsxd rax,dword [rS+rT]) … lea rU,[rip+T] … add rax,rU … jmp rax
  *   (ABS64, non-PIE)  jmp qword [rX*8+T]
+ *   (ABS64, -O0)      mov rJ,qword [rX*8+T] … jmp rJ
  * each with a bound check `cmp eX/rX, N` + `ja/jae default` found by walking
- * back along fall-through predecessors (register-to-register mov/movzx
- * renames of the index are followed).  Reading the entries is the caller's business. */
+ * back along fall-through predecessors: instructions that write neither the
+ * flags nor the index may sit between the cmp and the ja (`mov edi, edi`),
+ * register-to-register mov/movzx renames of the index are followed, and an
+ * index loaded from a frame slot (`mov eX, [rbp+d]`, -O0) is bounded by
+ * `cmp dword/qword [rbp+d], N` on that slot with no store in between.
+ * Reading the entries is the caller's business. */
 #ifndef X64_JUMPTABLE_H
 #define X64_JUMPTABLE_H
 
@@ -23,7 +30,10 @@ typedef struct x64_table_match {
   x64_table_kind kind;
   uint64_t table;    /* original address T */
   size_t nentries;   /* from the bound check */
-  uint64_t ref;      /* instruction whose disp32 names T: the lea, or the jmp itself */
+  uint64_t ref;      /* instruction whose disp32 names T: the lea, the jmp itself or
+                        the mov that loads the entry (ABS64, -O0) */
+  uint64_t ref2;     /* a second instruction naming T (the -O0 PIC form's other
+                        lea), or 0 */
 } x64_table_match;
 
 /* The instruction that falls through into CUR (ends at CUR's address and does

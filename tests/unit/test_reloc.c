@@ -129,6 +129,12 @@ static void oracle(const char *name, const fn_case *c, const reloc_plan *p, cons
         CHECK(n.rip_relative && n.rip_target == o.rip_target,
               "rip operand at 0x%" PRIx64 " names 0x%" PRIx64 ", want 0x%" PRIx64, a,
               n.rip_target, o.rip_target);
+      } else if (o.disp_size == 32 && o.flow == X64_FLOW_NEXT && o.nops == 2 &&
+                 o.op[1].type == X64_OP_MEM && o.op[1].base == 0 && memcmp(o.bytes, n.bytes, o.len)) {
+        /* mov rJ, [rX*8+T] naming a rewritten jump table: must name the copy's own table */
+        CHECK(n.len == o.len && n.op[1].type == X64_OP_MEM && (uint64_t)n.op[1].disp >= dest &&
+                  (uint64_t)n.op[1].disp < dest + copy_size,
+              "mov at 0x%" PRIx64 " names 0x%" PRIx64, a, (uint64_t)n.op[1].disp);
       } else if (o.disp_size != 32 || o.flow != X64_FLOW_JMP_INDIRECT) {
         CHECK(o.len == n.len && !memcmp(o.bytes, n.bytes, o.len),
               "instruction at 0x%" PRIx64 " not copied as is", a);
@@ -1113,6 +1119,285 @@ static void test_table_absolute(void) {
   free(out);
 }
 
+/* Real gcc 12 output (objdump -d -M intel) for
+ *   long classify(unsigned k) {
+ *     long r;
+ *     switch (k) {
+ *     case 0: r = c_0(k); break;  …  case 4: r = c_4(k); break;
+ *     default: r = c_default(k); break;
+ *     }
+ *     return r + 1;
+ *   }
+ * linked with -nostdlib -Wl,-Ttext=0x400000,--section-start=.rodata=0x400100
+ * (the table at 0x100, c_K at 0x401000 + 0x10*K, c_default at 0x401050). */
+
+/* Follows a copied table to each case: the instructions at REFS (original
+ * offsets) must all name one table inside the copy, whose entry k reaches the
+ * copy of CASES[k]. */
+static void check_copied_table(const char *name, const reloc_plan *p, const uint8_t *out,
+                               size_t copy_size, const size_t *refs, size_t nrefs, bool abs64,
+                               const uint64_t *cases, size_t ncases) {
+  uint64_t table = 0;
+  for (size_t r = 0; r < nrefs; r++) {
+    int64_t off = reloc_copy_offset(p, SRC + refs[r]);
+    x64_insn n;
+    if (off < 0 || !x64_decode(out + off, copy_size - (size_t)off, DEST + (uint64_t)off, &n)) {
+      CHECK(0, "no copy of the table reference at 0x%zx", refs[r]);
+      return;
+    }
+    uint64_t t = n.rip_relative ? n.rip_target
+                 : n.op[0].type == X64_OP_MEM ? (uint64_t)n.op[0].disp
+                                              : (uint64_t)n.op[1].disp;
+    CHECK(r == 0 || t == table, "references name 0x%" PRIx64 " and 0x%" PRIx64, table, t);
+    table = t;
+  }
+  size_t esize = abs64 ? 8 : 4;
+  if (table < DEST || table - DEST + ncases * esize > copy_size || (table - DEST) % esize) {
+    CHECK(0, "table at 0x%" PRIx64 " is not in the copy", table);
+    return;
+  }
+  for (size_t k = 0; k < ncases; k++) {
+    const uint8_t *e = out + (table - DEST) + esize * k;
+    uint64_t v = 0;
+    for (size_t b = 0; b < esize; b++) v |= (uint64_t)e[b] << (8 * b);
+    uint64_t to = abs64 ? v : table + (uint64_t)(int64_t)(int32_t)v;
+    uint64_t want = DEST + (uint64_t)reloc_copy_offset(p, SRC + cases[k]);
+    CHECK(to == want, "entry %zu reaches 0x%" PRIx64 ", want 0x%" PRIx64, k, to, want);
+  }
+}
+
+/* Plans and emits IN; when WANT, checks that its one table (NCASES distinct
+ * cases, named by the instructions at REFS) was recognised and rewritten, else
+ * that it was not (the jmp left unresolved). */
+static void table_case(const char *name, const uint8_t *in, size_t size, size_t fn_size, bool want,
+                       const size_t *refs, size_t nrefs, bool abs64, const uint64_t *cases,
+                       size_t ncases) {
+  fn_case c = {name, in, size, fn_size, 0, 0};
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+  if (p && out) {
+    size_t tables = 0;
+    const reloc_edge *e = reloc_edges(p);
+    for (size_t k = 0; k < info.nedges; k++) tables += e[k].kind == RELOC_EDGE_TABLE;
+    if (want) {
+      CHECK(info.njump_tables == 1 && !info.leaves_to_original && tables == ncases,
+            "%zu tables, leaves %d, %zu table edges", info.njump_tables, info.leaves_to_original,
+            tables);
+      check_copied_table(name, p, out, info.copy_size, refs, nrefs, abs64, cases, ncases);
+    } else {
+      CHECK(info.njump_tables == 0 && info.leaves_to_original && tables == 0,
+            "%zu tables, leaves %d: recognised", info.njump_tables, info.leaves_to_original);
+    }
+  }
+  reloc_plan_free(p);
+  free(out);
+}
+
+/* gcc -O2 -fno-pie: `mov edi, edi` (zero-extends the index in place, writes
+ * no flags) between the compare and the ja. */
+static void test_table_gcc_o2_nopie(void) {
+  static const uint8_t in[0x128] = {
+      0x48, 0x83, 0xec, 0x08,                   /* 00: sub rsp, 0x8 */
+      0x83, 0xff, 0x04,                         /* 04: cmp edi, 0x4 */
+      0x89, 0xff,                               /* 07: mov edi, edi */
+      0x0f, 0x87, 0x7c, 0x00, 0x00, 0x00,       /* 09: ja 8b */
+      0xff, 0x24, 0xfd, 0x00, 0x01, 0x40, 0x00, /* 0f: jmp qword [rdi*8+0x400100] */
+      0x66, 0x2e, 0x0f, 0x1f, 0x84, 0x00,       /* 16: cs nop word [rax+rax*1+0x0] */
+      0x00, 0x00, 0x00, 0x00,
+      0xbf, 0x03, 0x00, 0x00, 0x00,             /* 20: mov edi, 0x3   case 3 */
+      0xe8, 0x06, 0x10, 0x00, 0x00,             /* 25: call 0x401030 */
+      0x48, 0x83, 0xc4, 0x08,                   /* 2a: add rsp, 0x8 */
+      0x48, 0x83, 0xc0, 0x01,                   /* 2e: add rax, 0x1 */
+      0xc3,                                     /* 32: ret */
+      0x0f, 0x1f, 0x44, 0x00, 0x00,             /* 33: nop dword [rax+rax*1+0x0] */
+      0xbf, 0x04, 0x00, 0x00, 0x00,             /* 38: mov edi, 0x4   case 4 */
+      0xe8, 0xfe, 0x0f, 0x00, 0x00,             /* 3d: call 0x401040 */
+      0x48, 0x83, 0xc4, 0x08,                   /* 42: add rsp, 0x8 */
+      0x48, 0x83, 0xc0, 0x01,                   /* 46: add rax, 0x1 */
+      0xc3,                                     /* 4a: ret */
+      0x0f, 0x1f, 0x44, 0x00, 0x00,             /* 4b: nop dword [rax+rax*1+0x0] */
+      0x31, 0xff,                               /* 50: xor edi, edi   case 0 */
+      0xe8, 0xa9, 0x0f, 0x00, 0x00,             /* 52: call 0x401000 */
+      0x48, 0x83, 0xc4, 0x08,                   /* 57: add rsp, 0x8 */
+      0x48, 0x83, 0xc0, 0x01,                   /* 5b: add rax, 0x1 */
+      0xc3,                                     /* 5f: ret */
+      0xbf, 0x01, 0x00, 0x00, 0x00,             /* 60: mov edi, 0x1   case 1 */
+      0xe8, 0xa6, 0x0f, 0x00, 0x00,             /* 65: call 0x401010 */
+      0x48, 0x83, 0xc4, 0x08,                   /* 6a: add rsp, 0x8 */
+      0x48, 0x83, 0xc0, 0x01,                   /* 6e: add rax, 0x1 */
+      0xc3,                                     /* 72: ret */
+      0x0f, 0x1f, 0x44, 0x00, 0x00,             /* 73: nop dword [rax+rax*1+0x0] */
+      0xbf, 0x02, 0x00, 0x00, 0x00,             /* 78: mov edi, 0x2   case 2 */
+      0xe8, 0x9e, 0x0f, 0x00, 0x00,             /* 7d: call 0x401020 */
+      0x48, 0x83, 0xc4, 0x08,                   /* 82: add rsp, 0x8 */
+      0x48, 0x83, 0xc0, 0x01,                   /* 86: add rax, 0x1 */
+      0xc3,                                     /* 8a: ret */
+      0xe8, 0xc0, 0x0f, 0x00, 0x00,             /* 8b: call 0x401050  default */
+      0x48, 0x83, 0xc4, 0x08,                   /* 90: add rsp, 0x8 */
+      0x48, 0x83, 0xc0, 0x01,                   /* 94: add rax, 0x1 */
+      0xc3,                                     /* 98: ret            (hi = 99) */
+      [0x100] = 0x50, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* 100: T[0] */
+      0x60, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* 108: T[1] */
+      0x78, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* 110: T[2] */
+      0x20, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* 118: T[3] */
+      0x38, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* 120: T[4] */
+  };
+  static const size_t refs[] = {0x0f};
+  static const uint64_t cases[] = {0x50, 0x60, 0x78, 0x20, 0x38};
+  table_case("jump table, gcc -O2 non-PIE", in, sizeof in, 0x99, true, refs, 1, true, cases, 5);
+
+  uint8_t v[sizeof in];
+  memcpy(v, in, sizeof in);
+  v[0x07] = 0x85; /* 07: test edi, edi: the ja tests its flags, not the compare's */
+  table_case("jump table, flags written between cmp and ja", v, sizeof v, 0x99, false, NULL, 0,
+             true, NULL, 0);
+  v[0x07] = 0x89, v[0x08] = 0xf7; /* 07: mov edi, esi: the index is not what was compared */
+  table_case("jump table, index written between cmp and ja", v, sizeof v, 0x99, false, NULL, 0,
+             true, NULL, 0);
+}
+
+/* gcc -O0 -fno-pie: the bound checked on the index's frame slot, the index
+ * reloaded from it, the entry loaded by a mov of its own (which names the
+ * table) and then jmp rax. */
+static void test_table_gcc_o0_nopie(void) {
+  static const uint8_t in[0x128] = {
+      0x55,                                           /* 00: push rbp */
+      0x48, 0x89, 0xe5,                               /* 01: mov rbp, rsp */
+      0x48, 0x83, 0xec, 0x20,                         /* 04: sub rsp, 0x20 */
+      0x89, 0x7d, 0xec,                               /* 08: mov dword [rbp-0x14], edi */
+      0x83, 0x7d, 0xec, 0x04,                         /* 0b: cmp dword [rbp-0x14], 0x4 */
+      0x77, 0x62,                                     /* 0f: ja 73 */
+      0x8b, 0x45, 0xec,                               /* 11: mov eax, dword [rbp-0x14] */
+      0x48, 0x8b, 0x04, 0xc5, 0x00, 0x01, 0x40, 0x00, /* 14: mov rax, qword [rax*8+0x400100] */
+      0xff, 0xe0,                                     /* 1c: jmp rax */
+      0x8b, 0x45, 0xec,                               /* 1e: mov eax, dword [rbp-0x14] case 0 */
+      0x48, 0x89, 0xc7,                               /* 21: mov rdi, rax */
+      0xe8, 0xd7, 0x0f, 0x00, 0x00,                   /* 24: call 0x401000 */
+      0x48, 0x89, 0x45, 0xf8,                         /* 29: mov qword [rbp-0x8], rax */
+      0xeb, 0x54,                                     /* 2d: jmp 83 */
+      0x8b, 0x45, 0xec,                               /* 2f: mov eax, dword [rbp-0x14] case 1 */
+      0x48, 0x89, 0xc7,                               /* 32: mov rdi, rax */
+      0xe8, 0xd6, 0x0f, 0x00, 0x00,                   /* 35: call 0x401010 */
+      0x48, 0x89, 0x45, 0xf8,                         /* 3a: mov qword [rbp-0x8], rax */
+      0xeb, 0x43,                                     /* 3e: jmp 83 */
+      0x8b, 0x45, 0xec,                               /* 40: mov eax, dword [rbp-0x14] case 2 */
+      0x48, 0x89, 0xc7,                               /* 43: mov rdi, rax */
+      0xe8, 0xd5, 0x0f, 0x00, 0x00,                   /* 46: call 0x401020 */
+      0x48, 0x89, 0x45, 0xf8,                         /* 4b: mov qword [rbp-0x8], rax */
+      0xeb, 0x32,                                     /* 4f: jmp 83 */
+      0x8b, 0x45, 0xec,                               /* 51: mov eax, dword [rbp-0x14] case 3 */
+      0x48, 0x89, 0xc7,                               /* 54: mov rdi, rax */
+      0xe8, 0xd4, 0x0f, 0x00, 0x00,                   /* 57: call 0x401030 */
+      0x48, 0x89, 0x45, 0xf8,                         /* 5c: mov qword [rbp-0x8], rax */
+      0xeb, 0x21,                                     /* 60: jmp 83 */
+      0x8b, 0x45, 0xec,                               /* 62: mov eax, dword [rbp-0x14] case 4 */
+      0x48, 0x89, 0xc7,                               /* 65: mov rdi, rax */
+      0xe8, 0xd3, 0x0f, 0x00, 0x00,                   /* 68: call 0x401040 */
+      0x48, 0x89, 0x45, 0xf8,                         /* 6d: mov qword [rbp-0x8], rax */
+      0xeb, 0x10,                                     /* 71: jmp 83 */
+      0x8b, 0x45, 0xec,                               /* 73: mov eax, dword [rbp-0x14] default */
+      0x48, 0x89, 0xc7,                               /* 76: mov rdi, rax */
+      0xe8, 0xd2, 0x0f, 0x00, 0x00,                   /* 79: call 0x401050 */
+      0x48, 0x89, 0x45, 0xf8,                         /* 7e: mov qword [rbp-0x8], rax */
+      0x90,                                           /* 82: nop */
+      0x48, 0x8b, 0x45, 0xf8,                         /* 83: mov rax, qword [rbp-0x8] */
+      0x48, 0x83, 0xc0, 0x01,                         /* 87: add rax, 0x1 */
+      0xc9,                                           /* 8b: leave */
+      0xc3,                                           /* 8c: ret (hi = 8d) */
+      [0x100] = 0x1e, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* 100: T[0] */
+      0x2f, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* 108: T[1] */
+      0x40, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* 110: T[2] */
+      0x51, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* 118: T[3] */
+      0x62, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* 120: T[4] */
+  };
+  static const size_t refs[] = {0x14};
+  static const uint64_t cases[] = {0x1e, 0x2f, 0x40, 0x51, 0x62};
+  table_case("jump table, gcc -O0 non-PIE", in, sizeof in, 0x8d, true, refs, 1, true, cases, 5);
+
+  uint8_t v[sizeof in];
+  memcpy(v, in, sizeof in);
+  v[0x13] = 0xe8; /* 11: mov eax, dword [rbp-0x18]: not the slot compared */
+  table_case("jump table, index from another slot", v, sizeof v, 0x8d, false, NULL, 0, true, NULL,
+             0);
+  memcpy(v, in, sizeof in);
+  v[0x0f] = 0x73; /* 0f: jae 73: four entries */
+  table_case("jump table, gcc -O0 non-PIE, jae", v, sizeof v, 0x8d, true, refs, 1, true, cases, 4);
+}
+
+/* gcc -O0 PIC (-fpie): the bound on the frame slot, the table's address
+ * loaded twice (both leas name the copy's table), the entry loaded into eax
+ * from [rdx+rax] and sign-extended by cdqe. */
+static void test_table_gcc_o0_pic(void) {
+  static const uint8_t in[0x114] = {
+      0x55,                                           /* 00: push rbp */
+      0x48, 0x89, 0xe5,                               /* 01: mov rbp, rsp */
+      0x48, 0x83, 0xec, 0x20,                         /* 04: sub rsp, 0x20 */
+      0x89, 0x7d, 0xec,                               /* 08: mov dword [rbp-0x14], edi */
+      0x83, 0x7d, 0xec, 0x04,                         /* 0b: cmp dword [rbp-0x14], 0x4 */
+      0x77, 0x78,                                     /* 0f: ja 89 */
+      0x8b, 0x45, 0xec,                               /* 11: mov eax, dword [rbp-0x14] */
+      0x48, 0x8d, 0x14, 0x85, 0x00, 0x00, 0x00, 0x00, /* 14: lea rdx, [rax*4+0x0] */
+      0x48, 0x8d, 0x05, 0xdd, 0x00, 0x00, 0x00,       /* 1c: lea rax, [rip+0xdd] (T = 100) */
+      0x8b, 0x04, 0x02,                               /* 23: mov eax, dword [rdx+rax*1] */
+      0x48, 0x98,                                     /* 26: cdqe */
+      0x48, 0x8d, 0x15, 0xd1, 0x00, 0x00, 0x00,       /* 28: lea rdx, [rip+0xd1] (T) */
+      0x48, 0x01, 0xd0,                               /* 2f: add rax, rdx */
+      0xff, 0xe0,                                     /* 32: jmp rax */
+      0x8b, 0x45, 0xec,                               /* 34: mov eax, dword [rbp-0x14] case 0 */
+      0x48, 0x89, 0xc7,                               /* 37: mov rdi, rax */
+      0xe8, 0xc1, 0x0f, 0x00, 0x00,                   /* 3a: call 0x401000 */
+      0x48, 0x89, 0x45, 0xf8,                         /* 3f: mov qword [rbp-0x8], rax */
+      0xeb, 0x54,                                     /* 43: jmp 99 */
+      0x8b, 0x45, 0xec,                               /* 45: mov eax, dword [rbp-0x14] case 1 */
+      0x48, 0x89, 0xc7,                               /* 48: mov rdi, rax */
+      0xe8, 0xc0, 0x0f, 0x00, 0x00,                   /* 4b: call 0x401010 */
+      0x48, 0x89, 0x45, 0xf8,                         /* 50: mov qword [rbp-0x8], rax */
+      0xeb, 0x43,                                     /* 54: jmp 99 */
+      0x8b, 0x45, 0xec,                               /* 56: mov eax, dword [rbp-0x14] case 2 */
+      0x48, 0x89, 0xc7,                               /* 59: mov rdi, rax */
+      0xe8, 0xbf, 0x0f, 0x00, 0x00,                   /* 5c: call 0x401020 */
+      0x48, 0x89, 0x45, 0xf8,                         /* 61: mov qword [rbp-0x8], rax */
+      0xeb, 0x32,                                     /* 65: jmp 99 */
+      0x8b, 0x45, 0xec,                               /* 67: mov eax, dword [rbp-0x14] case 3 */
+      0x48, 0x89, 0xc7,                               /* 6a: mov rdi, rax */
+      0xe8, 0xbe, 0x0f, 0x00, 0x00,                   /* 6d: call 0x401030 */
+      0x48, 0x89, 0x45, 0xf8,                         /* 72: mov qword [rbp-0x8], rax */
+      0xeb, 0x21,                                     /* 76: jmp 99 */
+      0x8b, 0x45, 0xec,                               /* 78: mov eax, dword [rbp-0x14] case 4 */
+      0x48, 0x89, 0xc7,                               /* 7b: mov rdi, rax */
+      0xe8, 0xbd, 0x0f, 0x00, 0x00,                   /* 7e: call 0x401040 */
+      0x48, 0x89, 0x45, 0xf8,                         /* 83: mov qword [rbp-0x8], rax */
+      0xeb, 0x10,                                     /* 87: jmp 99 */
+      0x8b, 0x45, 0xec,                               /* 89: mov eax, dword [rbp-0x14] default */
+      0x48, 0x89, 0xc7,                               /* 8c: mov rdi, rax */
+      0xe8, 0xbc, 0x0f, 0x00, 0x00,                   /* 8f: call 0x401050 */
+      0x48, 0x89, 0x45, 0xf8,                         /* 94: mov qword [rbp-0x8], rax */
+      0x90,                                           /* 98: nop */
+      0x48, 0x8b, 0x45, 0xf8,                         /* 99: mov rax, qword [rbp-0x8] */
+      0x48, 0x83, 0xc0, 0x01,                         /* 9d: add rax, 0x1 */
+      0xc9,                                           /* a1: leave */
+      0xc3,                                           /* a2: ret (hi = a3) */
+      [0x100] = 0x34, 0xff, 0xff, 0xff, /* 100: T[0] */
+      0x45, 0xff, 0xff, 0xff, /* 104: T[1] */
+      0x56, 0xff, 0xff, 0xff, /* 108: T[2] */
+      0x67, 0xff, 0xff, 0xff, /* 10c: T[3] */
+      0x78, 0xff, 0xff, 0xff, /* 110: T[4] */
+  };
+  static const size_t refs[] = {0x1c, 0x28};
+  static const uint64_t cases[] = {0x34, 0x45, 0x56, 0x67, 0x78};
+  table_case("jump table, gcc -O0 PIC", in, sizeof in, 0xa3, true, refs, 2, false, cases, 5);
+
+  uint8_t v[sizeof in];
+  memcpy(v, in, sizeof in);
+  v[0x2b] = 0xd5; /* 28: lea rdx, [rip+0xd5]: another address than the entries' */
+  table_case("jump table, two tables", v, sizeof v, 0xa3, false, NULL, 0, false, NULL, 0);
+  memcpy(v, in, sizeof in);
+  v[0x26] = 0x66, v[0x27] = 0x90; /* 26: nop instead of cdqe: the entry is not sign-extended */
+  table_case("jump table, entry not sign-extended", v, sizeof v, 0xa3, false, NULL, 0, false, NULL,
+             0);
+}
+
 static void test_unresolved_indirect(void) {
   static const uint8_t in[] = {
       0x48, 0x8b, 0x07, /* mov rax, [rdi] */
@@ -1195,6 +1480,9 @@ int main(void) {
   test_table_pic();
   test_table_pic_variant();
   test_table_absolute();
+  test_table_gcc_o2_nopie();
+  test_table_gcc_o0_nopie();
+  test_table_gcc_o0_pic();
   test_unresolved_indirect();
   test_writer_shapes();
   test_blocks_cover();
