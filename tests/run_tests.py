@@ -17,6 +17,15 @@ Corpus directives (in C comments, one per line):
     /* stdin: FILE */          file in tests/corpus fed to stdin
     /* args: A B ... */        arguments; {outdir} = lazyprobe's -o DIR,
                                {scratch} = the test's scratch directory
+    /* expect-branch: LABEL A/B ... */  the conditional branches on the line
+                               marked /* @LABEL */ go A and B times (one
+                               unordered pair per branch)
+    /* expect-case: LABEL N */ jump-table edges to the line marked /* @LABEL */
+                               are taken N times in all
+
+The probe tests (blocks/, arcs/, gcov/, outputs/) compare block, arc and
+call-site counts and the collectors' files with valgrind's callgrind, gcov,
+counts known by construction, and the consumer tools (tests/README.md).
 """
 
 import argparse
@@ -67,6 +76,14 @@ class Program:
         for m in re.finditer(r'/\*\s*expect:\s*(\S+)\s+(\S+)\s*\*/', text):
             cnt = m.group(2)
             self.expect.append((m.group(1), cnt if cnt.startswith('@') else int(cnt)))
+        # /* expect-branch: LABEL T/F ... */ and /* expect-case: LABEL N */
+        self.expect_branch = []     # [(label, [(a, b), ...])]
+        self.expect_case = []       # [(label, count)]
+        for m in re.finditer(r'/\*\s*expect-branch:\s*(\S+)\s+(.*?)\s*\*/', text):
+            pairs = [tuple(int(x) for x in p.split('/')) for p in m.group(2).split()]
+            self.expect_branch.append((m.group(1), pairs))
+        for m in re.finditer(r'/\*\s*expect-case:\s*(\S+)\s+(\d+)\s*\*/', text):
+            self.expect_case.append((m.group(1), int(m.group(2))))
         m = re.search(r'/\*\s*stdin:\s*(\S+)\s*\*/', text)
         if m:
             self.stdin = os.path.join(CORPUS, m.group(1))
@@ -925,6 +942,885 @@ def test_callgrind(ctx, prog_name):
     return [(name, probs[:6])]
 
 
+# ------------------------------------------- probes: blocks, arcs, gcov ---
+#
+# Tests of the block, arc and call-site probes and of the collectors that use
+# them (tests/README.md, "Probe tests").  References are independent of
+# lazyprobe: valgrind's callgrind (per-instruction execution counts, call
+# counts), gcov, counts known by construction (tests/corpus/branches.c), and
+# the consumer tools (genhtml, lcov, callgrind_annotate, llvm-bolt-16).
+
+TEST_COLLECTORS = os.path.join(HERE, 'collectors')
+DUMP_BLOCKS = os.path.join(TEST_COLLECTORS, 'dump_blocks.lua')    # blocks="count"
+DUMP_ARCS = os.path.join(TEST_COLLECTORS, 'dump_arcs.lua')        # arcs=true, calls=true
+
+# Programs compared with callgrind block by block (blocks/) and checked for
+# flow conservation (arcs/).  Not here: sigalrm (its busy loop runs until a
+# timer fires: block counts depend on time, so two runs differ), sleeper
+# (never ends), and the programs that need arguments (maps_check, marker).
+PROBE_PROGRAMS = ['fib', 'jumptable', 'tailcall', 'funcptr', 'qsort_cb', 'longjmp', 'segv',
+                  'many', 'sigusr1', 'echo_stdin', 'tiny', 'exit_status', 'abort', 'branches']
+
+# Executions callgrind does not count: callgrind adds the cost of a
+# superblock when it completes, so in a superblock that faults no instruction
+# is counted, not even those before the faulting one.  segv's crash() faults
+# in its entry block on every one of its 8 calls (the store through
+# bad_ptr), so callgrind shows 0 for that block's first instruction where 8
+# entries happened.  {program: {function: entries that faulted in block 1}}.
+CALLGRIND_FAULTS = {'segv': {'crash': 8}}
+
+# Programs that leave functions by longjmp/siglongjmp and return twice from
+# setjmp/sigsetjmp: control moves without an edge of the graph, so flow is
+# not conserved at the blocks involved and block counts derived from arc
+# counts cannot equal the blocks' own counts (gcc's -fprofile-arcs has the
+# same limitation).  For them arcs/ checks that the solver's output is
+# consistent (conservation) but not the equality with blocks="count".
+# In them flow_error is accepted too (documented for a longjmp out of a call).
+ARCS_NONLOCAL = {'longjmp', 'segv'}
+
+
+def parse_callgrind_instr(path):
+    """{object: {address: executions}} from a callgrind --dump-instr=yes
+    profile.  With "positions: instr line" every cost line starts with the
+    instruction's address and Ir is its number of executions.  Subposition
+    compression (valgrind manual, "Callgrind Format Specification"): "+N" and
+    "-N" are relative to the same subposition of the previous cost line, "*"
+    repeats it.  The cost line after "calls=" is the call's inclusive cost,
+    not executions of the call instruction (its own line carries those), so
+    it is skipped; the target position on the calls= line itself does not
+    change the previous position.  Names may be compressed ("(id) name" the
+    first time, "(id)" after); cob= defines object names as ob= does."""
+    names = {}
+    res = {}
+    ob = None
+    last = [0, 0]
+    npos = 2
+    skip_next = False
+
+    def obname(val):
+        m = re.match(r'\((\d+)\)(?:\s+(.*))?$', val)
+        if not m:
+            return val
+        if m.group(2) is not None:
+            names[m.group(1)] = m.group(2)
+        return names.get(m.group(1), val)
+
+    def subpos(tok, i):
+        if tok == '*':
+            return last[i]
+        if tok[0] in '+-':
+            return last[i] + int(tok)
+        return int(tok, 16) if tok.lower().startswith('0x') else int(tok)
+
+    with open(path, errors='replace') as f:
+        for line in f:
+            line = line.strip()
+            if not line or line[0] == '#':
+                continue
+            c = line[0]
+            if c.isdigit() or c in '+-*':
+                toks = line.split()
+                pos = [subpos(t, i) for i, t in enumerate(toks[:npos])]
+                last[:len(pos)] = pos
+                if skip_next:
+                    skip_next = False
+                    continue
+                ir = int(toks[npos]) if len(toks) > npos else 0
+                d = res.setdefault(ob, {})
+                d[pos[0]] = d.get(pos[0], 0) + ir
+            elif line.startswith('positions:'):
+                npos = len(line.split()[1:])
+                last = [0] * npos
+            elif line.startswith('ob='):
+                ob = obname(line[3:])
+            elif line.startswith('cob='):
+                obname(line[4:])
+            elif line.startswith('calls='):
+                skip_next = True
+    return res
+
+
+def exe_instr_counts(cg, exe):
+    """Executions per address of the executable: its own object, and "???"
+    (valgrind puts .init/.fini, i.e. _init and _fini, in no object).  Non-PIE
+    only: then its addresses are link-time addresses, and no other object is
+    mapped in its range."""
+    counts = {}
+    exe_real = os.path.realpath(exe)
+    for obj, d in cg.items():
+        if obj == '???' or (obj and os.path.realpath(obj) == exe_real):
+            for a, n in d.items():
+                counts[a] = counts.get(a, 0) + n
+    return counts
+
+
+def load_dump(outdir):
+    with open(os.path.join(outdir, 'dump.json')) as f:
+        return json.load(f)
+
+
+def exe_functions(dump, exe):
+    exe_real = os.path.realpath(exe)
+    return [f for f in dump.get('functions', [])
+            if os.path.realpath(str(f.get('module'))) == exe_real]
+
+
+def build_extra(ctx, prog_name, tag, flags, link_flags=(), separate_compile=False):
+    """Builds tests/corpus/PROG.c with FLAGS into work/bin/PROG.TAG (cached on
+    the flags and the source's mtime).  Returns (path, error)."""
+    src = ctx.progs[prog_name].path
+    bindir = os.path.join(ctx.work, 'bin')
+    os.makedirs(bindir, exist_ok=True)
+    out = os.path.join(bindir, '%s.%s' % (prog_name, tag))
+    stamp = ' '.join(list(flags) + ['|'] + list(link_flags))
+    stampf = out + '.flags'
+    with ctx._lock:
+        if (os.path.exists(out) and os.path.exists(stampf) and
+                os.path.getmtime(out) >= os.path.getmtime(src) and open(stampf).read() == stamp):
+            return out, None
+        if separate_compile:        # gcov: PROG.TAG.gcno next to PROG.TAG.o
+            steps = [['gcc'] + list(flags) + ['-c', '-o', out + '.o', src],
+                     ['gcc'] + list(flags) + list(link_flags) + ['-o', out, out + '.o']]
+        else:
+            steps = [['gcc'] + list(flags) + list(link_flags) + ['-o', out, src]]
+        for cmd in steps:
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                return out, 'build failed: %s: %s' % (' '.join(cmd), r.stderr.strip()[:400])
+        with open(stampf, 'w') as f:
+            f.write(stamp)
+    return out, None
+
+
+def run_callgrind_instr(binary, stdin, out):
+    """Per-instruction execution counts of one valgrind run.  --skip-plt=no:
+    by default callgrind charges the instructions of PLT stubs to the
+    instruction that jumped there (a "jmp printf@plt" shows 1 + the stub's
+    instructions per execution)."""
+    cmd = ['valgrind', '--tool=callgrind', '--dump-instr=yes', '--skip-plt=no',
+           '--callgrind-out-file=' + out, binary]
+    st, o, e, to = run_proc(cmd, stdin, timeout=180)
+    if to or not os.path.exists(out):
+        return None, 'callgrind failed (status %s): %s' % (st, short(e))
+    return parse_callgrind_instr(out), None
+
+
+def corpus_variant_nopie(ctx, prog_name, opt):
+    """The corpus's own non-PIE build with symbols (-g0)."""
+    return ctx.binary(prog_name, (opt, 'nopie', 'sym'))[0]
+
+
+def lp_dump(ctx, collector, binary, stdin, outdir, args=()):
+    cmd = [ctx.lp, 'run', '-c', collector, '-o', outdir, '--', binary] + list(args)
+    st, out, err, to = run_proc(cmd, stdin, timeout=RUN_TIMEOUT)
+    repro = '  [repro: %s%s]' % (' '.join(cmd), ' < ' + stdin if stdin else '')
+    if to:
+        return None, st, out, err, repro, 'lazyprobe timed out'
+    try:
+        return load_dump(outdir), st, out, err, repro, None
+    except (OSError, ValueError) as e:
+        return None, st, out, err, repro, 'dump.json: %s; stderr %s' % (e, short(err))
+
+
+def block_counts_problems(funcs, what):
+    """Every relocated/trapped function that ran has blocks with counts."""
+    probs = []
+    for f in funcs:
+        if f.get('flow_error'):
+            continue        # reported by flow_problems
+        if f.get('state') in ('relocated', 'trapped') and f.get('count', 0) > 0:
+            bl = f.get('blocks')
+            if not bl:
+                probs.append('%s: %s ran (%s) but has no blocks' % (what, f['name'], f['state']))
+            elif any('count' not in b for b in bl):
+                probs.append('%s: %s: blocks without counts' % (what, f['name']))
+    return probs
+
+
+def test_blocks(ctx, prog_name, opt):
+    """blocks/PROG/Ox-nopie-sym: every block's count (probes blocks="count")
+    equals callgrind's execution count of the block's first instruction, and
+    every instruction callgrind saw executed inside a relocated function lies
+    in one of its blocks (no code ran outside the graph)."""
+    name = 'blocks/%s/%s-nopie-sym' % (prog_name, opt)
+    if not shutil.which('valgrind'):
+        return [(name, ['valgrind not installed'])]
+    prog = ctx.progs[prog_name]
+    binary = corpus_variant_nopie(ctx, prog_name, opt)
+    s = ctx.scratch(name)
+    cg, err = run_callgrind_instr(binary, prog.stdin, os.path.join(s, 'callgrind.out'))
+    if err:
+        return [(name, [err])]
+    counts = exe_instr_counts(cg, binary)
+    dump, lst, lout, lerr, repro, err = lp_dump(ctx, DUMP_BLOCKS, binary, prog.stdin,
+                                                os.path.join(s, 'out'))
+    repro = repro[:-1] + '; valgrind --tool=callgrind --dump-instr=yes --skip-plt=no %s]' % binary
+    if err:
+        return [(name, [err + repro])]
+    nst, nout, _, _ = run_proc([binary], prog.stdin)
+    probs = []
+    if (lst, lout) != (nst, nout):
+        probs.append('status/stdout differ from the native run (%d vs %d)' % (lst, nst))
+    if dump.get('probes', {}).get('blocks') != 'count':
+        probs.append('run.probes.blocks is %r, expected "count"' % dump.get('probes', {}).get('blocks'))
+    funcs = exe_functions(dump, binary)
+    probs += block_counts_problems(funcs, 'lazyprobe')
+    faults = CALLGRIND_FAULTS.get(prog_name, {})
+    compared = nonzero = 0
+    for f in funcs:
+        blocks = f.get('blocks')
+        if not blocks or f.get('state') not in ('relocated', 'trapped'):
+            continue        # not relocated: no copy, no block probes
+        for i, b in enumerate(blocks):
+            if 'count' not in b:
+                continue
+            want = counts.get(b['address'], 0)
+            if i == 0 and f['name'] in faults:
+                want += faults[f['name']]
+            compared += 1
+            nonzero += b['count'] > 0
+            if b['count'] != want:
+                probs.append('%s block %d at 0x%x: count %d, callgrind %d' %
+                             (f['name'], i + 1, b['address'], b['count'], want))
+        # code that ran inside the function but in none of its blocks
+        lo, hi = f['address'], f['address'] + (f.get('size') or 0)
+        covered = [(b['address'], b['address'] + b['size']) for b in blocks]
+        outside = sorted(a for a, n in counts.items() if lo <= a < hi and n > 0 and
+                         not any(x <= a < y for x, y in covered))
+        if outside:
+            probs.append('%s: callgrind executed 0x%x (%d times) in no block of its graph%s' %
+                         (f['name'], outside[0], counts[outside[0]],
+                          ' (and %d more instructions)' % (len(outside) - 1) if len(outside) > 1 else ''))
+    expected = {n for n, c in prog.expect if isinstance(c, int) and c > 0}
+    with_blocks = {f['name'] for f in funcs if f.get('blocks')}
+    missing = sorted(expected - with_blocks)
+    if missing:
+        probs.append('functions without blocks: %s' % ', '.join(missing[:5]))
+    if nonzero < len(expected):
+        probs.append('only %d blocks with a count > 0 compared' % nonzero)
+    if probs:
+        probs[0] += repro
+    return [(name, probs[:8])]
+
+
+def flow_problems(funcs, what, returns_twice=False):
+    """Flow conservation at every block: entries (block 1) + in-edges ==
+    block count == out-edges, except that a block ending in a call may have
+    less out-flow than its count: a call that does not return (exit, a
+    longjmp out of the callee, _start's call of __libc_start_main) leaves the
+    block without an edge.  With RETURNS_TWICE (programs that use setjmp or
+    sigsetjmp), a block entered by the fall edge of a call may also have
+    more executions than in-flow: setjmp returns once more for every
+    longjmp to it.  Call sites come from the calls probe.  A function whose
+    counts the solver could not derive (flow_error) fails, except in those
+    programs: docs/COLLECTORS.md says that a longjmp out of a call gives
+    flow_error (no edge counts) and nothing else."""
+    probs = []
+    for f in funcs:
+        blocks, edges = f.get('blocks'), f.get('edges')
+        if not blocks or f.get('state') not in ('relocated', 'trapped'):
+            continue
+        if f.get('flow_error'):
+            if not returns_twice:
+                probs.append('%s: %s: flow_error %s' % (what, f['name'], f['flow_error']))
+            continue
+        if any('count' not in e for e in edges or []) or any('count' not in b for b in blocks):
+            probs.append('%s: %s: edges or blocks without counts' % (what, f['name']))
+            continue
+        inn = [0] * (len(blocks) + 1)
+        out = [0] * (len(blocks) + 1)
+        inn[1] = f['count']
+        for e in edges:
+            out[e['from']] += e['count']
+            if e['to']:
+                inn[e['to']] += e['count']
+        sites = {c['site'] for c in f.get('calls') or []}
+        ends_in_call = [False] * (len(blocks) + 1)
+        after_call = [False] * (len(blocks) + 1)
+        for e in edges:
+            if e['kind'] == 'fall' and e['branch'] in sites:
+                ends_in_call[e['from']] = True
+                if e['to']:
+                    after_call[e['to']] = True
+        for i, b in enumerate(blocks, 1):
+            in_ok = inn[i] == b['count'] or (returns_twice and after_call[i] and inn[i] <= b['count'])
+            if ends_in_call[i] and in_ok and b['count'] >= out[i]:
+                continue
+            if in_ok and b['count'] == out[i]:
+                continue
+            probs.append('%s: %s block %d at 0x%x: in %d, count %d, out %d' %
+                         (what, f['name'], i, b['address'], inn[i], b['count'], out[i]))
+            break
+    return probs
+
+
+def test_arcs(ctx, prog_name, opt):
+    """arcs/PROG/Ox-nopie-sym: with probes arcs=true, flow conservation at every
+    block of every relocated function, and the block counts derived from the
+    arcs equal the blocks' own counts (blocks="count") of a second run."""
+    name = 'arcs/%s/%s-nopie-sym' % (prog_name, opt)
+    prog = ctx.progs[prog_name]
+    binary = corpus_variant_nopie(ctx, prog_name, opt)
+    s = ctx.scratch(name)
+    arcs, st1, out1, _, repro, err = lp_dump(ctx, DUMP_ARCS, binary, prog.stdin,
+                                             os.path.join(s, 'arcs'))
+    if err:
+        return [(name, [err + repro])]
+    cnt, st2, out2, _, repro2, err = lp_dump(ctx, DUMP_BLOCKS, binary, prog.stdin,
+                                             os.path.join(s, 'count'))
+    if err:
+        return [(name, [err + repro2])]
+    probs = []
+    if (st1, out1) != (st2, out2):
+        probs.append('the two runs differ in status/stdout')
+    if arcs.get('probes', {}).get('arcs') is not True:
+        probs.append('run.probes.arcs is not true')
+    fa, fc = exe_functions(arcs, binary), exe_functions(cnt, binary)
+    probs += block_counts_problems(fa, 'arcs')
+    probs += flow_problems(fa, 'arcs', returns_twice=prog_name in ARCS_NONLOCAL)
+    if not any(e.get('count', 0) > 0 for f in fa for e in f.get('edges') or []):
+        probs.append('no edge with a count > 0')
+    if prog_name not in ARCS_NONLOCAL:
+        by_addr = {f['address']: f for f in fc}
+        for f in fa:
+            g = by_addr.get(f['address'])
+            if not f.get('blocks') or f.get('state') not in ('relocated', 'trapped') or \
+                    f.get('flow_error'):
+                continue
+            if not g or not g.get('blocks'):
+                probs.append('%s: blocks in the arcs run only' % f['name'])
+                continue
+            ab = [(b['address'], b.get('count')) for b in f['blocks']]
+            cb = [(b['address'], b.get('count')) for b in g['blocks']]
+            if [a for a, _ in ab] != [a for a, _ in cb]:
+                probs.append('%s: the two runs have different blocks' % f['name'])
+            elif ab != cb:
+                d = [(a, x, y) for (a, x), (_, y) in zip(ab, cb) if x != y][0]
+                probs.append('%s block at 0x%x: %s from arcs, %s counted' % ((f['name'],) + d))
+    if probs:
+        probs[0] += repro[:-1] + '; and -c %s]' % DUMP_BLOCKS
+    return [(name, probs[:8])]
+
+
+def source_labels(path):
+    """{label: line} for the "@LABEL" comments of a corpus source."""
+    labels = {}
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            for m in re.finditer(r'/\*\s*@(\S+)\s*\*/', line):
+                labels[m.group(1)] = n
+    return labels
+
+
+def row_line(rows, addr):
+    """The line of the last row at or below ADDR (rows sorted by address)."""
+    best = None
+    for r in rows:
+        if r['address'] <= addr:
+            best = r
+        else:
+            break
+    return best['line'] if best else None
+
+
+def test_arcs_known(ctx, opt):
+    """arcs/branches/Ox-nopie-g: edge counts of conditional branches and of a
+    jump table equal the counts known by construction (tests/corpus/branches.c,
+    "expect-branch" and "expect-case")."""
+    name = 'arcs/branches/%s-nopie-g' % opt
+    prog = ctx.progs['branches']
+    binary, err = build_extra(ctx, 'branches', '%s-nopie-g' % opt,
+                              ['-%s' % opt, '-g', '-fno-pie', '-no-pie'])
+    if err:
+        return [(name, [err])]
+    s = ctx.scratch(name)
+    dump, st, out, lerr, repro, err = lp_dump(ctx, DUMP_ARCS, binary, None, os.path.join(s, 'out'))
+    if err:
+        return [(name, [err + repro])]
+    labels = source_labels(prog.path)
+    funcs = exe_functions(dump, binary)
+    probs = flow_problems(funcs, 'arcs')
+    # every branch point (a block with a taken and a fall edge) by the line
+    # of its branch instruction; every table edge by the line of its target
+    points = {}         # line -> [sorted (count, count)]
+    cases = {}          # line -> sum of table-edge counts
+    for f in funcs:
+        rows = sorted(f.get('lines') or [], key=lambda r: r['address'])
+        per_block = {}
+        for e in f.get('edges') or []:
+            if e['kind'] in ('taken', 'fall'):
+                per_block.setdefault(e['from'], []).append(e)
+            elif e['kind'] == 'table' and e.get('to'):
+                tgt = f['blocks'][e['to'] - 1]['address']
+                ln = row_line(rows, tgt)
+                cases[ln] = cases.get(ln, 0) + e.get('count', 0)
+        for es in per_block.values():
+            kinds = sorted(e['kind'] for e in es)
+            if kinds == ['fall', 'taken']:
+                ln = row_line(rows, es[0]['branch'])
+                points.setdefault(ln, []).append(tuple(sorted(e.get('count', -1) for e in es)))
+    for label, pairs in prog.expect_branch:
+        ln = labels.get(label)
+        if ln is None:
+            probs.append('corpus: no @%s label' % label)
+            continue
+        want = sorted(tuple(sorted(p)) for p in pairs)
+        got = sorted(points.get(ln, []))
+        if got != want:
+            probs.append('branch @%s (line %d): taken/fall counts %s, expected %s' %
+                         (label, ln, got, want))
+    for label, cnt in prog.expect_case:
+        ln = labels.get(label)
+        if ln is None:
+            probs.append('corpus: no @%s label' % label)
+            continue
+        if cases.get(ln) != cnt:
+            probs.append('case @%s (line %d): jump-table edges count %s, expected %d' %
+                         (label, ln, cases.get(ln), cnt))
+    if probs:
+        probs[0] += repro
+    return [(name, probs[:8])]
+
+
+# Programs whose line coverage is compared with gcov's (gcov/), and at which
+# levels.  At -O2 only lines that have code of their own in the plain build
+# can be compared (rule 3 below), which is what optimisation changes.
+GCOV_PROGRAMS = [('fib', 'O0'), ('branches', 'O0'), ('qsort_cb', 'O0'), ('longjmp', 'O0'),
+                 ('fib', 'O2'), ('branches', 'O2')]
+
+
+def dwarf_code_lines(binary, src_base):
+    """Lines of SRC_BASE that own at least one instruction in BINARY's line
+    table (objdump --dwarf=decodedline): a row is followed by a row at a higher
+    address.  A row followed by another at the same address (a location
+    view) owns no instruction."""
+    r = subprocess.run(['objdump', '--dwarf=decodedline', binary], capture_output=True, text=True)
+    rows = []
+    for line in r.stdout.splitlines():
+        p = line.split()
+        if len(p) >= 3 and p[0] == src_base and re.fullmatch(r'0x[0-9a-f]+', p[2]):
+            ln = int(p[1]) if p[1].isdigit() else None
+            rows.append((ln, int(p[2], 16)))
+        elif not line.strip() or line.startswith('File name'):
+            rows.append((None, None))       # sequence / table boundary
+    owned = set()
+    for (ln, a), (_, b) in zip(rows, rows[1:] + [(None, None)]):
+        if ln is not None and b is not None and b > a:
+            owned.add(ln)
+    return owned
+
+
+def read_lcov(path, src):
+    """(DA {line: count}, FNDA {name: count}) of SRC's record in a tracefile."""
+    da, fnda, cur = {}, {}, None
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip('\n')
+            if line.startswith('SF:'):
+                cur = os.path.realpath(line[3:])
+            elif cur == os.path.realpath(src):
+                if line.startswith('DA:'):
+                    ln, cnt = line[3:].split(',')[:2]
+                    da[int(ln)] = da.get(int(ln), 0) + int(cnt)
+                elif line.startswith('FNDA:'):
+                    cnt, fn = line[5:].split(',', 1)
+                    fnda[fn] = int(cnt)
+    return da, fnda
+
+
+def test_gcov(ctx, prog_name, opt):
+    """gcov/PROG/Ox: the lines lazyprobe's coverage collector marks as run are
+    the ones gcov marks as run, for the same source built twice (plain and
+    --coverage, both -OX -g).  Rules for lines only one of them reports
+    (tests/README.md):
+      1. gcov gives a function's entry to the line of its name (its
+         start_line); DWARF gives the prologue to the line of "{".  Those
+         lines are compared through the functions instead: a function ran
+         for gcov iff its FNDA count > 0 in coverage.info, and a line that is
+         a lone "{" is hit iff its function ran for gcov.
+      2. A line that is a lone "}" is not compared: the epilogue's row is
+         there in DWARF; gcov gives that code to the last statement.
+      3. A line gcov reports that owns no instruction in the plain build's
+         line table (optimised away or merged into another line: -O2; a row
+         followed by another at the same address) cannot be seen by a tool
+         that counts instructions.
+    Every other line must be reported by both, hit by both or by neither."""
+    name = 'gcov/%s/%s' % (prog_name, opt)
+    if not shutil.which('gcov'):
+        return [(name, ['gcov not installed'])]
+    prog = ctx.progs[prog_name]
+    flags = ['-%s' % opt, '-g']
+    plain, err = build_extra(ctx, prog_name, '%s-g' % opt, flags)
+    if err:
+        return [(name, [err])]
+    covbin, err = build_extra(ctx, prog_name, '%s-gcov' % opt, flags + ['--coverage'],
+                              separate_compile=True)
+    if err:
+        return [(name, [err])]
+    s = ctx.scratch(name)
+    outdir = os.path.join(s, 'out')
+    cmd = [ctx.lp, 'run', '-c', 'coverage', '-o', outdir, '--', plain]
+    st, out, lerr, to = run_proc(cmd, prog.stdin, timeout=RUN_TIMEOUT)
+    repro = '  [repro: %s; gcov of %s]' % (' '.join(cmd), covbin)
+    info = os.path.join(outdir, 'coverage.info')
+    if to or not os.path.exists(info):
+        return [(name, ['no coverage.info: status %d %s' % (st, short(lerr)) + repro])]
+    # the --coverage build, natively; its .gcda goes under GCOV_PREFIX
+    gdir = os.path.join(s, 'gcov')
+    os.makedirs(gdir)
+    env = dict(os.environ, GCOV_PREFIX=os.path.join(gdir, 'prefix'))
+    fin = open(prog.stdin, 'rb') if prog.stdin else subprocess.DEVNULL
+    try:
+        subprocess.run([covbin], stdin=fin, env=env, capture_output=True, timeout=NATIVE_TIMEOUT)
+    finally:
+        if prog.stdin:
+            fin.close()
+    gcda = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(gdir, 'prefix'))
+            for f in fs if f.endswith('.gcda')]
+    if len(gcda) != 1:
+        return [(name, ['expected one .gcda under GCOV_PREFIX, found %d' % len(gcda)])]
+    base = os.path.basename(covbin)
+    shutil.copy(gcda[0], os.path.join(gdir, base + '.gcda'))
+    shutil.copy(covbin + '.gcno', os.path.join(gdir, base + '.gcno'))
+    r = subprocess.run(['gcov', '--json-format', '--stdout', '-o', gdir, base + '.o'],
+                       cwd=gdir, capture_output=True, text=True)
+    try:
+        gj = json.loads(r.stdout)
+    except ValueError:
+        return [(name, ['gcov --json-format: %s' % short(r.stderr)])]
+    glines, gfuncs = {}, []
+    for f in gj.get('files', []):
+        if os.path.basename(f['file']) == os.path.basename(prog.path):
+            for l in f['lines']:
+                glines[l['line_number']] = glines.get(l['line_number'], 0) + l['count']
+            gfuncs += f.get('functions', [])
+    if not glines:
+        return [(name, ['gcov reported no line of %s' % prog.path])]
+    da, fnda = read_lcov(info, prog.path)
+    with open(prog.path) as f:
+        text = f.read().split('\n')
+    owned = dwarf_code_lines(plain, os.path.basename(prog.path))
+    starts = {g['start_line']: g for g in gfuncs}
+
+    def func_of(ln):
+        for g in gfuncs:
+            if g['start_line'] <= ln <= g['end_line']:
+                return g
+        return None
+    probs = []
+    for g in gfuncs:
+        lp = fnda.get(g['name'])
+        if lp is None:
+            probs.append('function %s (line %d) not in coverage.info' % (g['name'], g['start_line']))
+        elif (lp > 0) != (g['execution_count'] > 0):
+            probs.append('function %s: FNDA %d, gcov %d' % (g['name'], lp, g['execution_count']))
+    compared = 0
+    for ln in sorted(set(glines) | set(da)):
+        src = text[ln - 1].strip() if 0 < ln <= len(text) else ''
+        g, l = glines.get(ln), da.get(ln)
+        if src == '}':
+            continue                                            # rule 2
+        if src == '{' and l is not None and g is None:          # rule 1
+            fn = func_of(ln)
+            if fn is None:
+                probs.append('line %d "{" outside every gcov function' % ln)
+            elif (l > 0) != (fn['execution_count'] > 0):
+                probs.append('line %d "{" of %s: lazyprobe %d, gcov function count %d' %
+                             (ln, fn['name'], l, fn['execution_count']))
+            continue
+        if g is not None and l is None and (ln in starts or ln not in owned):
+            continue                                            # rules 1 and 3
+        if g is None or l is None:
+            probs.append('line %d only in %s (%s): %r' % (ln, 'gcov' if l is None else 'lazyprobe',
+                                                          g if l is None else l, src[:50]))
+            continue
+        compared += 1
+        if (g > 0) != (l > 0):
+            probs.append('line %d: lazyprobe %d, gcov %d: %r' % (ln, l, g, src[:50]))
+    if compared < 5:
+        probs.append('only %d lines compared' % compared)
+    if probs:
+        probs[0] += repro
+    return [(name, probs[:8])]
+
+
+def bad_lines(text, pattern):
+    return [l for l in text.splitlines() if re.search(pattern, l, re.I)]
+
+
+def test_out_genhtml(ctx, prog_name, opt):
+    """outputs/genhtml/PROG/Ox: coverage.info of a real run (-g program) is read by
+    genhtml without a warning and by lcov --summary."""
+    name = 'outputs/genhtml/%s/%s' % (prog_name, opt)
+    for tool in ('genhtml', 'lcov'):
+        if not shutil.which(tool):
+            return [(name, ['%s not installed (apt-get install lcov)' % tool])]
+    binary, err = build_extra(ctx, prog_name, '%s-g' % opt, ['-%s' % opt, '-g'])
+    if err:
+        return [(name, [err])]
+    s = ctx.scratch(name)
+    outdir = os.path.join(s, 'out')
+    cmd = [ctx.lp, 'run', '-c', 'coverage', '-o', outdir, '--', binary]
+    st, out, lerr, to = run_proc(cmd, ctx.progs[prog_name].stdin, timeout=RUN_TIMEOUT)
+    info = os.path.join(outdir, 'coverage.info')
+    repro = '  [repro: %s; genhtml --branch-coverage -o DIR %s]' % (' '.join(cmd), info)
+    if not os.path.exists(info) or os.path.getsize(info) == 0:
+        return [(name, ['coverage.info missing or empty' + repro])]
+    probs = []
+    r = subprocess.run(['genhtml', '--branch-coverage', '-o', os.path.join(s, 'html'), info],
+                       capture_output=True, text=True, timeout=120)
+    warn = bad_lines(r.stdout + r.stderr, r'warning|error')
+    if r.returncode != 0 or warn:
+        probs.append('genhtml: status %d: %s' % (r.returncode, short('\n'.join(warn) or r.stderr)))
+    r = subprocess.run(['lcov', '--summary', '--rc', 'lcov_branch_coverage=1', info],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0 or bad_lines(r.stdout + r.stderr, r'warning|error'):
+        probs.append('lcov --summary: status %d: %s' % (r.returncode, short(r.stdout + r.stderr)))
+    elif not re.search(r'lines\.*:\s*[\d.]+%', r.stdout + r.stderr):
+        probs.append('lcov --summary printed no line rate: %s' % short(r.stdout + r.stderr))
+    if probs:
+        probs[0] += repro
+    return [(name, probs)]
+
+
+def annotate_edges(path, exe, threshold_args=('--threshold=100',)):
+    """{(caller, callee): calls} of callgrind_annotate --tree=calling, for
+    callers and callees in EXE.  Function lines: "COST  *  file:fn [obj]";
+    their callees follow as "COST  >   file:fn (Nx) [obj]"; COST and N may
+    have thousands separators, COST is "." when zero."""
+    r = subprocess.run(['callgrind_annotate', '--tree=calling'] + list(threshold_args) + [path],
+                       capture_output=True, text=True, timeout=120)
+    edges = {}
+    caller = None
+    exe_real = os.path.realpath(exe)
+    for line in r.stdout.splitlines():
+        m = re.match(r'^\s*(?:[\d,]+|\.)\s+(?:\([^)]*\)\s+)?([*>])\s+(\S+?)'
+                     r'(?: \(([\d,]+)x\))?(?: \[(.*)\])?\s*$', line)
+        if not m:
+            continue
+        kind, where, n, obj = m.groups()
+        fn = where.rsplit(':', 1)[-1]
+        inexe = obj is not None and os.path.realpath(obj) == exe_real
+        if kind == '*':
+            caller = fn if inexe else None
+        elif caller and inexe and n:
+            edges[(caller, fn)] = edges.get((caller, fn), 0) + int(n.replace(',', ''))
+    return r.returncode, edges, r.stderr
+
+
+def test_out_callgrind(ctx, prog_name, opt):
+    """outputs/callgrind_annotate/PROG/Ox: callgrind.out.PID of `-c calls` is read by
+    callgrind_annotate, and its caller->callee call counts between the
+    program's own functions (those the corpus counts) equal valgrind
+    callgrind's.  -O0: every call between them is a direct call instruction
+    (no tail calls, no inlining), which is what call-site probes count;
+    --separate-recs=1 keeps callgrind from splitting fib into fib'2..."""
+    name = 'outputs/callgrind_annotate/%s/%s' % (prog_name, opt)
+    for tool in ('valgrind', 'callgrind_annotate'):
+        if not shutil.which(tool):
+            return [(name, ['%s not installed' % tool])]
+    prog = ctx.progs[prog_name]
+    binary, err = build_extra(ctx, prog_name, '%s-nopie-g' % opt, ['-%s' % opt, '-g', '-fno-pie', '-no-pie'])
+    if err:
+        return [(name, [err])]
+    s = ctx.scratch(name)
+    outdir = os.path.join(s, 'out')
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', binary]
+    st, out, lerr, to = run_proc(cmd, prog.stdin, timeout=RUN_TIMEOUT)
+    files = sorted(f for f in os.listdir(outdir) if f.startswith('callgrind.out.')) \
+        if os.path.isdir(outdir) else []
+    repro = '  [repro: %s; callgrind_annotate --tree=calling --threshold=100 %s/callgrind.out.*]' % (
+        ' '.join(cmd), outdir)
+    if len(files) != 1:
+        return [(name, ['expected one callgrind.out.PID, found %s' % files + repro])]
+    rc, lp_edges, aerr = annotate_edges(os.path.join(outdir, files[0]), binary)
+    probs = []
+    if rc != 0:
+        probs.append('callgrind_annotate: status %d: %s' % (rc, short(aerr)))
+    ref = os.path.join(s, 'valgrind.out')
+    run_proc(['valgrind', '--tool=callgrind', '--separate-recs=1', '--callgrind-out-file=' + ref,
+              binary], prog.stdin, timeout=180)
+    rc2, vg_edges, aerr2 = annotate_edges(ref, binary)
+    if rc2 != 0 or not vg_edges:
+        return [(name, ['callgrind_annotate on valgrind\'s profile: %s' % short(aerr2)])]
+    mine = {n for n, _ in prog.expect}
+    want = {k: v for k, v in vg_edges.items() if k[0] in mine and k[1] in mine}
+    got = {k: v for k, v in lp_edges.items() if k[0] in mine and k[1] in mine}
+    for k in sorted(set(want) | set(got)):
+        if want.get(k) != got.get(k):
+            probs.append('%s -> %s: lazyprobe %s, valgrind %s' % (k[0], k[1], got.get(k), want.get(k)))
+    if len(want) < 2:
+        probs.append('only %d caller->callee edges to compare' % len(want))
+    if probs:
+        probs[0] += repro
+    return [(name, probs[:8])]
+
+
+BOLT = '/usr/bin/llvm-bolt-16'
+
+
+def test_out_bolt(ctx, prog_name):
+    """outputs/bolt/PROG: arcs.fdata of a real run is taken by llvm-bolt-16
+    (no stale, mismatched or invalid profile) and the optimised program
+    behaves as the original."""
+    name = 'outputs/bolt/%s' % prog_name
+    bolt = BOLT if os.path.exists(BOLT) else shutil.which('llvm-bolt-16')
+    if not bolt:
+        return [(name, ['llvm-bolt-16 not installed (apt-get install bolt-16)'])]
+    prog = ctx.progs[prog_name]
+    binary, err = build_extra(ctx, prog_name, 'O2-bolt',
+                              ['-O2', '-g', '-fno-reorder-blocks-and-partition', '-fno-pie'],
+                              ['-no-pie', '-Wl,--emit-relocs'])
+    if err:
+        return [(name, [err])]
+    s = ctx.scratch(name)
+    outdir = os.path.join(s, 'out')
+    cmd = [ctx.lp, 'run', '-c', 'arcs', '-o', outdir, '--', binary]
+    st, out, lerr, to = run_proc(cmd, prog.stdin, timeout=RUN_TIMEOUT)
+    fdata = os.path.join(outdir, 'arcs.fdata')
+    bolted = os.path.join(s, 'prog.bolt')
+    bcmd = [bolt, binary, '-o', bolted, '-data=' + fdata, '-reorder-blocks=ext-tsp',
+            '-reorder-functions=hfsort']
+    repro = '  [repro: %s; %s]' % (' '.join(cmd), ' '.join(bcmd))
+    if not os.path.exists(fdata):
+        return [(name, ['no arcs.fdata: %s' % short(lerr) + repro])]
+    r = subprocess.run(bcmd, capture_output=True, text=True, timeout=180)
+    probs = []
+    bad = bad_lines(r.stdout + r.stderr, r'stale|mismatch|invalid')
+    if r.returncode != 0:
+        probs.append('llvm-bolt: status %d: %s' % (r.returncode, short(r.stderr)))
+    if bad:
+        probs.append('llvm-bolt: %s' % short('\n'.join(bad[:3])))
+    m = re.search(r'BOLT-INFO: (\d+) out of (\d+) functions in the binary \(\S+\) have non-empty '
+                  r'execution profile', r.stdout)
+    if not m or int(m.group(1)) == 0:
+        probs.append('llvm-bolt used no profile: %s' % short(r.stdout[-400:]))
+    if not probs:
+        nst, nout, nerr, _ = run_proc([binary], prog.stdin)
+        bst, bout, berr, _ = run_proc([bolted], prog.stdin)
+        if (nst, nout) != (bst, bout):
+            probs.append('prog.bolt: status %d stdout %s, original %d %s' %
+                         (bst, short(bout, 80), nst, short(nout, 80)))
+    if probs:
+        probs[0] += repro
+    return [(name, probs)]
+
+
+def lcov_same_meaning(alone, together):
+    """Problems where two lcov tracefiles disagree on what ran: every DA line
+    hit or not, every function hit or not, and every BRDA branch of ALONE
+    taken or not in TOGETHER (which may know more branches and real counts)."""
+    def parse(text):
+        da, fn, br, sf = {}, {}, {}, None
+        for line in text.decode(errors='replace').splitlines():
+            key, _, val = line.partition(':')
+            if key == 'SF':
+                sf = val
+            elif key == 'DA':
+                ln, cnt = val.split(',')[:2]
+                da[(sf, int(ln))] = int(cnt) > 0
+            elif key == 'FNDA':
+                cnt, nm = val.split(',', 1)
+                fn[(sf, nm)] = int(cnt) > 0
+            elif key == 'BRDA':
+                ln, blk, brn, taken = val.split(',')
+                br[(sf, int(ln), blk, brn)] = taken not in ('-', '0')
+        return da, fn, br
+    a, b = parse(alone), parse(together)
+    probs = []
+    for what, x, y in (('line', a[0], b[0]), ('function', a[1], b[1])):
+        if x.keys() != y.keys():
+            probs.append('coverage.info: %ss differ: %s' % (what, sorted(set(x) ^ set(y))[:3]))
+        bad = [k for k in x if k in y and x[k] != y[k]]
+        if bad:
+            probs.append('coverage.info: %s hit differs at %s' % (what, bad[:3]))
+    for k, taken in a[2].items():
+        if k not in b[2]:
+            probs.append('coverage.info: branch %s missing when run together' % (k,))
+        elif b[2][k] != taken:
+            probs.append('coverage.info: branch %s taken=%s alone, %s together' % (k, taken, b[2][k]))
+    return probs[:5]
+
+
+def test_out_together(ctx, prog_name):
+    """outputs/together/PROG: coverage,calls,arcs in one run write what each
+    collector writes alone; shared probes may only make an output more
+    precise (docs/COLLECTORS.md): coverage.info says the same about every line
+    and branch (hit or not, taken or not) and may carry real counts where the
+    coverage-only run has 0/1; arcs.fdata and calls.json are identical; the
+    counters file records the union of the probes (lazyprobe report -c
+    dump_blocks.lua reads run.probes)."""
+    name = 'outputs/together/%s' % prog_name
+    prog = ctx.progs[prog_name]
+    binary, err = build_extra(ctx, prog_name, 'O2-nopie-g', ['-O2', '-g', '-fno-pie', '-no-pie'])
+    if err:
+        return [(name, [err])]
+    s = ctx.scratch(name)
+    dirs = {}
+    for tag, cols in (('all', 'coverage,calls,arcs'), ('coverage', 'coverage'),
+                      ('calls', 'calls'), ('arcs', 'arcs')):
+        dirs[tag] = os.path.join(s, tag)
+        st, out, lerr, to = run_proc([ctx.lp, 'run', '-c', cols, '-o', dirs[tag], '--', binary],
+                                     prog.stdin, timeout=RUN_TIMEOUT)
+        if to or st != 0:
+            return [(name, ['-c %s: status %d %s' % (cols, st, short(lerr))])]
+    repro = '  [repro: %s run -c coverage,calls,arcs -o A -- %s; and each alone]' % (ctx.lp, binary)
+
+    def read(d, fn):
+        with open(os.path.join(d, fn), 'rb') as f:
+            return f.read()
+
+    def pid_of(d):
+        return [f.split('.')[1] for f in counters_files(d)][0]
+    probs = []
+    try:
+        probs += lcov_same_meaning(read(dirs['coverage'], 'coverage.info'),
+                                   read(dirs['all'], 'coverage.info'))
+    except OSError as e:
+        probs.append(str(e))
+    for tag, fn in (('coverage', 'coverage-nolines.txt'), ('arcs', 'arcs.fdata'),
+                    ('calls', 'calls.json')):
+        try:
+            a, b = read(dirs['all'], fn), read(dirs[tag], fn)
+        except OSError as e:
+            probs.append(str(e))
+            continue
+        if fn == 'calls.json':      # the pid differs between the runs
+            a = re.sub(rb'"pid": *\d+', b'"pid": 0', a)
+            b = re.sub(rb'"pid": *\d+', b'"pid": 0', b)
+        if a != b:
+            al, bl = b.splitlines(), a.splitlines()
+            k = next((i for i in range(min(len(al), len(bl))) if al[i] != bl[i]),
+                     min(len(al), len(bl)))
+            probs.append('%s differs from the %s-only run at line %d: alone %s, together %s' %
+                         (fn, tag, k + 1, short(al[k] if k < len(al) else b'<EOF>', 80),
+                          short(bl[k] if k < len(bl) else b'<EOF>', 80)))
+    # callgrind.out: same calls; Ir is added when arcs ran (documented in
+    # calls.lua: Ir only when block counts are real counts)
+    try:
+        ca = read(dirs['all'], 'callgrind.out.' + pid_of(dirs['all'])).decode()
+        cb = read(dirs['calls'], 'callgrind.out.' + pid_of(dirs['calls'])).decode()
+        calls_a = sorted(re.findall(r'^calls=.*$', ca, re.M))
+        calls_b = sorted(re.findall(r'^calls=.*$', cb, re.M))
+        if calls_a != calls_b:
+            probs.append('callgrind.out calls= lines differ from the calls-only run')
+    except (OSError, IndexError) as e:
+        probs.append('callgrind.out: %s' % e)
+    # the union of the probes, as recorded in the counters file
+    r = subprocess.run([ctx.lp, 'report', '-c', DUMP_BLOCKS, dirs['all']], capture_output=True,
+                       text=True, timeout=60)
+    try:
+        probes = load_dump(dirs['all']).get('probes')
+    except (OSError, ValueError) as e:
+        probes = 'report: %s %s' % (e, short(r.stderr))
+    want = {'entry': True, 'blocks': 'cover', 'arcs': True, 'calls': True}
+    if probes != want:
+        probs.append('counters file records probes %s, expected %s' % (probes, want))
+    if probs:
+        probs[0] += repro
+    return [(name, probs[:6])]
+
+
 # ------------------------------------------------------------------ main ---
 
 # Debian's own binaries, written by nobody here: same stdout, stderr and status
@@ -1108,6 +2004,24 @@ def main():
         jobs.append(('security/planted_symlink_existing', lambda: test_symlink(ctx, False)))
         jobs.append(('security/planted_symlink_dangling', lambda: test_symlink(ctx, True)))
         jobs.append(('collectors/', lambda: test_collector_errors(ctx)))
+        for pn in PROBE_PROGRAMS:
+            for o in OPTS:
+                jobs.append(('blocks/%s/%s-nopie-sym' % (pn, o),
+                             lambda pn=pn, o=o: test_blocks(ctx, pn, o)))
+                jobs.append(('arcs/%s/%s-nopie-sym' % (pn, o),
+                             lambda pn=pn, o=o: test_arcs(ctx, pn, o)))
+        for o in OPTS:
+            jobs.append(('arcs/branches/%s-nopie-g' % o, lambda o=o: test_arcs_known(ctx, o)))
+        for pn, o in GCOV_PROGRAMS:
+            jobs.append(('gcov/%s/%s' % (pn, o), lambda pn=pn, o=o: test_gcov(ctx, pn, o)))
+        for pn, o in (('fib', 'O2'), ('branches', 'O0')):
+            jobs.append(('outputs/genhtml/%s/%s' % (pn, o),
+                         lambda pn=pn, o=o: test_out_genhtml(ctx, pn, o)))
+        for pn in ('fib', 'branches'):
+            jobs.append(('outputs/callgrind_annotate/%s/O0' % pn,
+                         lambda pn=pn: test_out_callgrind(ctx, pn, 'O0')))
+            jobs.append(('outputs/bolt/%s' % pn, lambda pn=pn: test_out_bolt(ctx, pn)))
+            jobs.append(('outputs/together/%s' % pn, lambda pn=pn: test_out_together(ctx, pn)))
         make_debian_inputs(ctx)
         for name, argv, stdin in DEBIAN_COMMANDS:
             jobs.append(('debian/' + name, lambda n=name, a=argv, i=stdin: test_debian(ctx, n, a, i)))
