@@ -5,9 +5,9 @@
 
 #include <string.h>
 
-#include <Zydis/Zydis.h>
+#include "x64_zydis.h"
 
-static const ZydisDecoder *decoder(void) {
+const ZydisDecoder *x64_zydis_decoder(void) {
   static ZydisDecoder d;
   static bool ready;
   if (!ready) {
@@ -17,7 +17,7 @@ static const ZydisDecoder *decoder(void) {
   return &d;
 }
 
-static int widen(ZydisRegister r) {
+int x64_widen(ZydisRegister r) {
   if (r == ZYDIS_REGISTER_NONE) return 0;
   ZydisRegister w = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
   return w != ZYDIS_REGISTER_NONE ? (int)w : (int)r;
@@ -80,7 +80,7 @@ static bool may_keep_flags(const ZydisDecodedInstruction *zi, const ZydisDecoded
 bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out) {
   ZydisDecodedInstruction zi;
   ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(decoder(), code, avail, &zi, ops))) return false;
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(x64_zydis_decoder(), code, avail, &zi, ops))) return false;
 
   memset(out, 0, sizeof *out);
   out->addr = addr;
@@ -115,12 +115,12 @@ bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out)
       switch (o->type) {
       case ZYDIS_OPERAND_TYPE_REGISTER:
         s->type = X64_OP_REG;
-        s->reg = widen(o->reg.value);
+        s->reg = x64_widen(o->reg.value);
         break;
       case ZYDIS_OPERAND_TYPE_MEMORY:
         s->type = X64_OP_MEM;
-        s->base = widen(o->mem.base);
-        s->index = widen(o->mem.index);
+        s->base = x64_widen(o->mem.base);
+        s->index = x64_widen(o->mem.index);
         s->scale = o->mem.scale;
         s->disp = o->mem.disp.value;
         break;

@@ -1,7 +1,7 @@
 /* x64_jumptable.c — backward pattern match of gcc's switch dispatch (see x64_jumptable.h). */
 #include "x64_jumptable.h"
 
-#include <Zydis/Zydis.h>
+#include "x64_zydis.h"
 
 #define SCAN_LIMIT 32    /* instructions walked back from the jmp */
 #define MAX_ENTRIES 4096 /* larger bounds are not believed */
@@ -22,26 +22,11 @@ typedef struct effects {
   int regs[ZYDIS_MAX_OPERAND_COUNT + 9]; /* registers it may write, widened to 64 bits */
 } effects;
 
-static const ZydisDecoder *decoder(void) {
-  static ZydisDecoder d;
-  static bool ready;
-  if (!ready) {
-    ZydisDecoderInit(&d, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
-    ready = true;
-  }
-  return &d;
-}
-
-static int widen(ZydisRegister r) {
-  ZydisRegister w = ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
-  return w != ZYDIS_REGISTER_NONE ? (int)w : (int)r;
-}
-
 static effects effects_of(const x64_insn *i) {
   effects e = {0};
   ZydisDecodedInstruction zi;
   ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
-  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(decoder(), i->bytes, i->len, &zi, ops)) ||
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(x64_zydis_decoder(), i->bytes, i->len, &zi, ops)) ||
       zi.meta.category == ZYDIS_CATEGORY_SYSCALL || zi.meta.category == ZYDIS_CATEGORY_INTERRUPT) {
     e.everything = e.memory = e.flags = true;
     return e;
@@ -62,7 +47,7 @@ static effects effects_of(const x64_insn *i) {
     const ZydisDecodedOperand *o = &ops[k];
     if (!(o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)) continue;
     if (o->type == ZYDIS_OPERAND_TYPE_REGISTER)
-      e.regs[e.nregs++] = widen(o->reg.value);
+      e.regs[e.nregs++] = x64_widen(o->reg.value);
     else if (o->type == ZYDIS_OPERAND_TYPE_MEMORY && o->mem.type == ZYDIS_MEMOP_TYPE_MEM)
       e.memory = true;
   }

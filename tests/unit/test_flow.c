@@ -27,6 +27,7 @@
 
 #include "reloc.h"
 #include "reloc_flow.h"
+#include "unit.h"
 
 static int failures, checks;
 
@@ -74,25 +75,6 @@ static void check_graph(const graph *g) {
     CHECK(ec[e] == g->counts[e], "edge %zu: %" PRIu64 ", want %" PRIu64, e, ec[e], g->counts[e]);
   for (size_t b = 0; b < g->nblocks; b++)
     CHECK(bc[b] == want[b], "block %zu: %" PRIu64 ", want %" PRIu64, b, bc[b], want[b]);
-}
-
-/* The edges off the spanning tree: E - blocks + leaks + 1, less one when the
- * entry block itself leaks (its leak and the virtual edge close a cycle). */
-static size_t tree_counted(const reloc_plan *p, const reloc_info *info) {
-  const reloc_block *blocks = reloc_blocks(p);
-  const reloc_edge *edges = reloc_edges(p);
-  const reloc_call *calls = reloc_calls(p);
-  size_t leaks = 0;
-  bool entry_leaks = false;
-  for (size_t b = 0; b < info->nblocks; b++) {
-    bool call = false;
-    for (size_t k = 0; k < info->ncalls; k++)
-      call |= calls[k].site >= blocks[b].addr && calls[k].site < blocks[b].addr + blocks[b].size;
-    bool leak = reloc_flow_leaks(edges, info->nedges, (uint32_t)b, call);
-    leaks += leak;
-    entry_leaks |= leak && b == 0;
-  }
-  return info->nedges - info->nblocks + leaks + (entry_leaks ? 0 : 1);
 }
 
 static void test_graphs(void) {

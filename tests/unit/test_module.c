@@ -15,6 +15,7 @@
 
 #include "eh_frame.h"
 #include "module.h"
+#include "unit.h"
 
 static int failures, checks;
 static char tmpdir[] = "/tmp/lp_test_module.XXXXXX";
@@ -31,22 +32,6 @@ static char tmpdir[] = "/tmp/lp_test_module.XXXXXX";
   } while (0)
 
 /* {=== helpers ===*/
-
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...) {
-  va_list ap;
-  va_start(ap, f);
-  char *s = NULL;
-  if (vasprintf(&s, f, ap) < 0) abort();
-  va_end(ap);
-  return s;
-}
-
-static int sh(const char *cmd) {
-  int rc = system(cmd);
-  if (rc != 0) printf("note: command failed (%d): %s\n", rc, cmd);
-  return rc;
-}
 
 static void write_file(const char *path, const void *data, size_t n) {
   FILE *f = fopen(path, "wb");

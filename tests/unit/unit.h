@@ -1,0 +1,50 @@
+/* unit.h — helpers shared by the unit tests: formatting, running a shell
+ * command, and the spanning-tree identity that the relocator's counted edges
+ * must satisfy (an oracle computed from the graph alone). */
+#ifndef LP_TESTS_UNIT_H
+#define LP_TESTS_UNIT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "reloc.h"
+#include "reloc_flow.h"
+
+static inline char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static inline char *fmt(const char *f, ...) {
+  va_list ap;
+  va_start(ap, f);
+  char *s = NULL;
+  if (vasprintf(&s, f, ap) < 0) abort();
+  va_end(ap);
+  return s;
+}
+
+static inline int sh(const char *cmd) {
+  int rc = system(cmd);
+  if (rc != 0) printf("note: command failed (%d): %s\n", rc, cmd);
+  return rc;
+}
+
+/* The edges off the spanning tree: E - blocks + leaks + 1, less one when the
+ * entry block itself leaks (its leak and the virtual edge close a cycle). */
+static inline size_t tree_counted(const reloc_plan *p, const reloc_info *info) {
+  const reloc_block *blocks = reloc_blocks(p);
+  const reloc_edge *edges = reloc_edges(p);
+  const reloc_call *calls = reloc_calls(p);
+  size_t leaks = 0;
+  bool entry_leaks = false;
+  for (size_t b = 0; b < info->nblocks; b++) {
+    bool call = false;
+    for (size_t k = 0; k < info->ncalls; k++)
+      call |= calls[k].site >= blocks[b].addr && calls[k].site < blocks[b].addr + blocks[b].size;
+    bool leak = reloc_flow_leaks(edges, info->nedges, (uint32_t)b, call);
+    leaks += leak;
+    entry_leaks |= leak && b == 0;
+  }
+  return info->nedges - info->nblocks + leaks + (entry_leaks ? 0 : 1);
+}
+
+#endif
