@@ -10,37 +10,8 @@ out="$work/lua"
 mkdir -p "$work" "$out"
 CC=${CC:-gcc}
 
-src=$(ls -d "$work"/src/lua5.4-*/src 2>/dev/null | head -n 1 || true)
-if [ -z "$src" ]; then
-    # 1. Enable deb-src.
-    need_update=0
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        if grep -q '^Types:' /etc/apt/sources.list.d/debian.sources &&
-           grep '^Types:' /etc/apt/sources.list.d/debian.sources | grep -vq 'deb-src'; then
-            sed -i -e '/^Types:/{/deb-src/!s/$/ deb-src/}' /etc/apt/sources.list.d/debian.sources
-            need_update=1
-        fi
-    fi
-    if [ -f /etc/apt/sources.list ] && ! grep -q '^deb-src' /etc/apt/sources.list &&
-       grep -q '^deb ' /etc/apt/sources.list; then
-        sed -n 's/^deb \(.*\)/deb-src \1/p' /etc/apt/sources.list >> /etc/apt/sources.list
-        need_update=1
-    fi
-    # 2. dpkg-dev provides dpkg-source, which apt-get source needs.
-    if ! command -v dpkg-source >/dev/null 2>&1; then
-        apt-get update
-        need_update=0
-        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends dpkg-dev
-    fi
-    [ "$need_update" = 0 ] || apt-get update
-    if ! apt-cache showsrc lua5.4 >/dev/null 2>&1 || [ -z "$(apt-cache showsrc lua5.4 2>/dev/null)" ]; then
-        apt-get update
-    fi
-    # 3. Fetch and unpack (applies Debian's patches).
-    mkdir -p "$work/src"
-    (cd "$work/src" && apt-get source lua5.4)
-    src=$(ls -d "$work"/src/lua5.4-*/src | head -n 1)
-fi
+# Fetch (deb-src enabled as needed) and unpack with Debian's patches applied.
+src="$(sh "$here/get-src.sh" lua5.4 | sed -n 's/^get-src: lua5.4 //p')/src"
 echo "get-lua: source in $src"
 
 # 4. Build: all core+lib objects plus lua.c; not luac.c.
