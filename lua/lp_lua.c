@@ -400,6 +400,10 @@ static void set_graph(lua_State *L, const shm_counters *c, const shm_function *f
       lua_pushinteger(L, (lua_Integer)ec[e]);
       lua_setfield(L, -2, "count");
     }
+    if (edges[e].slot != SHM_NONE) { /* what its own counter says, solved or not */
+      lua_pushinteger(L, (lua_Integer)shm_slot_value(c, edges[e].slot));
+      lua_setfield(L, -2, "measured");
+    }
     lua_rawseti(L, -2, e + 1);
   }
   lua_setfield(L, -2, "edges");

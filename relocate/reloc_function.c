@@ -188,6 +188,29 @@ static bool read_table(const builder *b, const x64_table_match *m, uint64_t *tar
 }
 
 /* Resolves the indirect jmps not yet examined; new tables add work. */
+/* Does IN name table TB: a RIP-relative reference to it (REL32), or an
+ * absolute disp32 without base (ABS64)? */
+static bool names_table(const x64_insn *in, const reloc_table *tb) {
+  if (in->disp_size != 32) return false;
+  if (tb->kind == X64_TABLE_REL32) return in->rip_relative && in->rip_target == tb->table;
+  for (unsigned k = 0; k < in->nops; k++) {
+    const x64_operand *o = &in->op[k];
+    if (o->type == X64_OP_MEM && o->base == 0 && (uint64_t)o->disp == tb->table) return true;
+  }
+  return false;
+}
+
+/* Every instruction that names a rewritten table names the copy's table:
+ * gcc may load a table's address in several places (a base held in a
+ * caller-saved register is reloaded after each call), and a path through a
+ * load left alone would dispatch through the original table into the
+ * original body, uncounted. */
+static void name_copies_of_tables(reloc_plan *p) {
+  for (size_t i = 0; i < p->n; i++)
+    for (size_t t = 0; p->insns[i].table_ref < 0 && t < p->ntables; t++)
+      if (names_table(&p->insns[i].x, &p->tables[t])) p->insns[i].table_ref = (int32_t)t;
+}
+
 static lp_status resolve_tables(builder *b, bool *more) {
   reloc_plan *p = b->p;
   *more = false;
@@ -321,6 +344,7 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
     if (drain(&b) != LP_OK) goto out;
     if (resolve_tables(&b, &more) != LP_OK) goto out;
   }
+  name_copies_of_tables(p);
   sort_insns(p);
   p->entry_index = (size_t)p->at[fn->entry - p->lo] - 1;
 

@@ -1380,6 +1380,54 @@ static void test_table_gcc_o0_pic(void) {
              0);
 }
 
+/* A table whose base is loaded twice: at the top, and again after a call in
+ * a case that loops back (gcc reloads a base held in a caller-saved register).
+ * Both loads must name the copy's table, or the path through the second one
+ * would dispatch through the original table into the original body. */
+static void test_table_loaded_twice(void) {
+  static const uint8_t in[] = {
+      0x4c, 0x8d, 0x15, 0x29, 0x00, 0x00, 0x00, /* 00: lea r10, [rip+0x29] (T = 0x30) */
+      0x83, 0xff, 0x02,                         /* 07: cmp edi, 2 */
+      0x77, 0x1d,                               /* 0a: ja 0x29 (default) */
+      0x49, 0x63, 0x14, 0xba,                   /* 0c: movsxd rdx, dword [r10+rdi*4] */
+      0x4c, 0x01, 0xd2,                         /* 10: add rdx, r10 */
+      0xff, 0xe2,                               /* 13: jmp rdx */
+      0xe8, 0xe6, 0x0f, 0x00, 0x00,             /* 15: call SRC+0x1000 (case 0) */
+      0x4c, 0x8d, 0x15, 0x0f, 0x00, 0x00, 0x00, /* 1a: lea r10, [rip+0xf] (T again) */
+      0xeb, 0xe4,                               /* 21: jmp 0x07 */
+      0xb8, 0x01, 0x00, 0x00, 0x00,             /* 23: mov eax, 1 (case 1) */
+      0xc3,                                     /* 28: ret */
+      0x31, 0xc0,                               /* 29: xor eax, eax (case 2, default) */
+      0xc3,                                     /* 2b: ret */
+      0xcc, 0xcc, 0xcc, 0xcc,                   /* 2c: padding */
+      0xe5, 0xff, 0xff, 0xff,                   /* 30: T[0] = 0x15 - 0x30 */
+      0xf3, 0xff, 0xff, 0xff,                   /* 34: T[1] = 0x23 - 0x30 */
+      0xf9, 0xff, 0xff, 0xff,                   /* 38: T[2] = 0x29 - 0x30 */
+  };
+  const char *name = "table loaded twice";
+  fn_case c = CASE(name, in, 0x2c, 0);
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+  CHECK(info.njump_tables == 1 && !info.leaves_to_original, "%zu tables, leaves %d", info.njump_tables,
+        info.leaves_to_original);
+  uint64_t tables[2] = {0, 0};
+  const uint64_t loads[2] = {SRC + 0x00, SRC + 0x1a};
+  for (int k = 0; p && out && k < 2; k++) {
+    int64_t off = reloc_copy_offset(p, loads[k]);
+    x64_insn n;
+    CHECK(off >= 0 && x64_decode(out + off, 15, DEST + (uint64_t)off, &n) && n.rip_relative,
+          "load %d not copied", k);
+    if (off < 0) continue;
+    tables[k] = n.rip_target;
+    CHECK(n.rip_target != SRC + 0x30 && n.rip_target >= DEST && n.rip_target < DEST + info.copy_size,
+          "load %d names 0x%" PRIx64 ", not the copy's table", k, n.rip_target);
+  }
+  CHECK(tables[0] == tables[1], "the two loads name 0x%" PRIx64 " and 0x%" PRIx64, tables[0], tables[1]);
+  reloc_plan_free(p);
+  free(out);
+}
+
 static void test_unresolved_indirect(void) {
   static const uint8_t in[] = {
       0x48, 0x8b, 0x07, /* mov rax, [rdi] */
@@ -1465,6 +1513,7 @@ int main(void) {
   test_table_gcc_o2_nopie();
   test_table_gcc_o0_nopie();
   test_table_gcc_o0_pic();
+  test_table_loaded_twice();
   test_unresolved_indirect();
   test_writer_shapes();
   test_blocks_cover();
