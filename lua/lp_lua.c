@@ -30,6 +30,7 @@
 typedef struct module_lines {
   char *path;
   core_lines lines;
+  int files_ref;      /* registry: a Lua table of its file paths, made once */
   bool loaded; /* false: loading failed, message in error */
   char error[256];
 } module_lines;
@@ -106,6 +107,7 @@ static const module_lines *lines_of(lp_lua *lp, const char *path) {
   lp->lines = grown;
   module_lines *m = &lp->lines[lp->nlines++];
   memset(m, 0, sizeof *m);
+  m->files_ref = LUA_NOREF;
   m->path = strdup(path);
   m->loaded = core_lines_load(path, &m->lines) == LP_OK;
   if (!m->loaded) snprintf(m->error, sizeof m->error, "%s", lp_error());
@@ -127,6 +129,16 @@ static int l_lines(lua_State *L) {
     lua_pushfstring(L, "%s has no line table", module);
     return 2;
   }
+  if (m->files_ref == LUA_NOREF) { /* each path becomes a Lua string once, not once a row */
+    lua_createtable(L, (int)m->lines.nfiles, 0);
+    for (size_t f = 0; f < m->lines.nfiles; f++) {
+      lua_pushstring(L, m->lines.files[f]);
+      lua_rawseti(L, -2, (lua_Integer)f + 1);
+    }
+    ((module_lines *)m)->files_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, m->files_ref);
+  int files = lua_gettop(L);
   const core_line *first;
   size_t n = core_lines_range(&m->lines, (uint64_t)lo, (uint64_t)hi, &first);
   lua_createtable(L, (int)n, 0);
@@ -134,12 +146,13 @@ static int l_lines(lua_State *L) {
     lua_createtable(L, 0, 3);
     lua_pushinteger(L, (lua_Integer)first[i].addr);
     lua_setfield(L, -2, "address");
-    lua_pushstring(L, m->lines.files[first[i].file]);
+    lua_rawgeti(L, files, (lua_Integer)first[i].file + 1);
     lua_setfield(L, -2, "file");
     lua_pushinteger(L, first[i].line);
     lua_setfield(L, -2, "line");
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
+  lua_remove(L, files);
   return 1;
 }
 

@@ -91,6 +91,18 @@ function graph.entry_row(rows, f)
   return nil
 end
 
+-- A function's blocks in address order (they come in layout order, which is
+-- address order but for the entry's block first).
+function graph.blocks_by_address(f)
+  local blocks, sorted = {}, true
+  for k, b in ipairs(f.blocks) do
+    blocks[k] = b
+    if k > 1 and b.address < blocks[k - 1].address then sorted = false end
+  end
+  if not sorted then table.sort(blocks, function(a, b) return a.address < b.address end) end
+  return blocks
+end
+
 -- Calls fn(row) for every row that covers an address of [lo, hi): the rows
 -- starting inside the range, and the row before it when that one runs into it.
 function graph.rows_in(rows, lo, hi, fn)

@@ -75,30 +75,40 @@ function lcov.tracefile(run, lines)
       local fe = file_entry(files, entry.file)
       fe.fns[#fe.fns + 1] = { line = entry.line, name = unique_name(fe, f), count = f.count }
 
-      -- this function's line counts: key file .. "\0" .. line
-      local mine, order = {}, {}
+      -- this function's line counts, by file then line: the max over its blocks
+      local mine = {}
       local function put(r, count)
         if r.line <= 0 then return end
-        local key = r.file .. "\0" .. r.line
-        local was = mine[key]
-        if was == nil then
-          order[#order + 1] = r
-          mine[key] = count
-        elseif count > was then
-          mine[key] = count
+        local lines_of = mine[r.file]
+        if not lines_of then
+          lines_of = {}
+          mine[r.file] = lines_of
         end
+        local was = lines_of[r.line]
+        if was == nil or count > was then lines_of[r.line] = count end
       end
       if f.blocks then
-        for _, b in ipairs(f.blocks) do
-          graph.rows_in(rows, b.address, b.address + b.size, function(r) put(r, b.count) end)
+        -- blocks by address, rows by address: one walk finds the rows that
+        -- cover each block's [address, address + size)
+        local blocks, n, i = graph.blocks_by_address(f), #rows, 1
+        for _, b in ipairs(blocks) do
+          local lo, hi, count = b.address, b.address + b.size, b.count
+          while i < n and rows[i + 1].address <= lo do i = i + 1 end
+          local j = i
+          while j <= n and rows[j].address < hi do
+            local r = rows[j]
+            if r.address >= lo or j == n or rows[j + 1].address > lo then put(r, count) end
+            j = j + 1
+          end
         end
       elseif f.count == 0 then
         for _, r in ipairs(rows) do put(r, 0) end
       end
-      put(entry, f.count > 0 and (mine[entry.file .. "\0" .. entry.line] or f.count) or 0)
-      for _, r in ipairs(order) do
-        local e = file_entry(files, r.file)
-        e.lines[r.line] = (e.lines[r.line] or 0) + mine[r.file .. "\0" .. r.line]
+      local at_entry = mine[entry.file] and mine[entry.file][entry.line]
+      put(entry, f.count > 0 and (at_entry or f.count) or 0)
+      for file, lines_of in pairs(mine) do
+        local e = file_entry(files, file)
+        for line, count in pairs(lines_of) do e.lines[line] = (e.lines[line] or 0) + count end
       end
 
       -- branch points
