@@ -103,20 +103,6 @@ function graph.blocks_by_address(f)
   return blocks
 end
 
--- Calls fn(row) for every row that covers an address of [lo, hi): the rows
--- starting inside the range, and the row before it when that one runs into it.
-function graph.rows_in(rows, lo, hi, fn)
-  local i = graph.row_at(rows, lo)
-  if not i then i = 1 end
-  while i > 1 and rows[i - 1].address == rows[i].address do i = i - 1 end
-  while i <= #rows and rows[i].address < hi do
-    local r = rows[i]
-    local nexta = rows[i + 1] and rows[i + 1].address or math.maxinteger
-    if r.address >= lo or nexta > lo then fn(r) end
-    i = i + 1
-  end
-end
-
 -- The edge counts of a function, one per edge (same indices as f.edges):
 -- a number when known, "-" when the edge's block never ran, nil when unknown.
 -- Known: "-" from a block that never ran, else the edge's own count (arcs),

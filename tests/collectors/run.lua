@@ -374,7 +374,7 @@ test("arcs/local names numbered by address; shared libraries apart", function()
   eq(lib.files["arcs.libx.so.fdata"], "0 [unknown] 0 1 h 0 0 1\n")
 end)
 
-test("lib/graph rows_in and row_at", function()
+test("lib/graph row_at", function()
   local graph = require("graph")
   local rows = { { address = 10, line = 1 }, { address = 20, line = 2 }, { address = 20, line = 3 },
                  { address = 30, line = 4 } }
@@ -382,12 +382,6 @@ test("lib/graph rows_in and row_at", function()
   eq(graph.row_at(rows, 10), 1)
   eq(graph.row_at(rows, 25), 3)
   eq(graph.row_at(rows, 99), 4)
-  local got = {}
-  graph.rows_in(rows, 15, 30, function(r) got[#got + 1] = r.line end)
-  eq(table.concat(got, ","), "1,2,3")
-  got = {}
-  graph.rows_in(rows, 20, 21, function(r) got[#got + 1] = r.line end)
-  eq(table.concat(got, ","), "2,3")
 end)
 
 print(string.format("%d passed, %d failed", passed, failed))
