@@ -506,15 +506,7 @@ def report(a, lp, commit, Wd, res, failures, info, elapsed):
             print("- %s training input: `%s` (test input: `%s`)" % (name, info[name]["train_cmd"],
                                                                       q(Wd[name]["test"])))
     print()
-    if failures:
-        print("Failures:")
-        print()
-        for t in failures.values():
-            print("```\n" + t + "\n```")
-        print()
-    if a.json:
-        with open(a.json, "w") as f:
-            json.dump(out, f, indent=1, default=lambda o: o.decode(errors="replace") if isinstance(o, bytes) else str(o))
+    R.finish(failures, out, a.json)
 
 
 if __name__ == "__main__":

@@ -465,14 +465,18 @@ def report(a, lp, have_lp, res, failures, floors):
                 print("| %s | %s | %.0f [%.0f–%.0f] |" % (name, st[-1].get("functions", "?"), med(su), min(su), max(su)))
         print()
 
+    finish(failures, out, a.json)
+
+
+def finish(failures, out, json_path):
+    """Prints the failures (markdown) and writes OUT as JSON to JSON_PATH if given."""
     if failures:
         print("Failures:")
         print()
         for t in failures.values():
             print("```\n" + t + "\n```")
         print()
-
-    if a.json:
+    if json_path:
         def clean(o):
             if isinstance(o, bytes):
                 return o.decode(errors="replace")
@@ -481,8 +485,8 @@ def report(a, lp, have_lp, res, failures, floors):
             if isinstance(o, list):
                 return [clean(v) for v in o]
             return o
-        with open(a.json, "w") as f:
-            json.dump(clean(out), f, indent=1)
+        with open(json_path, "w") as f:
+            json.dump(clean(out), f, indent=1, default=str)
 
 
 if __name__ == "__main__":
