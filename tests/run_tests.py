@@ -1823,8 +1823,10 @@ def test_out_together(ctx, prog_name):
 
 # ------------------------------------------------------------------ main ---
 
-# Debian's own binaries, written by nobody here: same stdout, stderr and status
-# with and without lazyprobe, and a real share of their functions instrumented.
+# Debian's own binaries, written by nobody here, under every built-in collector
+# (entry, block cover, arc and call-site probes in every copy): same stdout,
+# stderr and status with and without lazyprobe, and a real share of their
+# functions instrumented.
 DEBIAN_COMMANDS = [
     ('ls', ['ls', '-lan', '--time-style=+', '/usr/include/linux'], None),
     ('grep', ['grep', '-c', '7', '{nums}'], None),
@@ -1840,6 +1842,11 @@ DEBIAN_COMMANDS = [
     ('wc', ['wc', '{nums}'], None),
     ('perl', ['perl', '-e', 'my %h; $h{$_ % 97}++ for 1..200000; print join(",", map {$h{$_}} sort {$a <=> $b} keys %h), "\n"'], None),
     ('bash', ['bash', '-c', 'f() { [ $1 -le 1 ] && echo 1 || echo $(( $1 * $(f $(( $1 - 1 ))) )); }; f 15'], None),
+    ('sha256sum', ['sha256sum', '{nums}'], None),
+    ('uniq', ['uniq', '-c', '{nums}'], None),
+    ('xargs', ['xargs', '-n', '100', 'echo'], '{nums}'),
+    ('od', ['od', '-c', '{nums_gz}'], None),
+    ('bc', ['bc', '-l'], '{bc_input}'),
 ]
 
 
@@ -1853,8 +1860,11 @@ def make_debian_inputs(ctx):
         f.write(''.join('%d\n' % i for i in range(30000, 0, -7)))
     with open(os.path.join(d, 'nums.gz'), 'wb') as f:
         subprocess.run(['gzip', '-c', '-n', nums], stdout=f, check=True)
+    with open(os.path.join(d, 'bc.in'), 'w') as f:   # arbitrary precision: loops and calls
+        f.write('scale=200\n4*a(1)\ne(1)\nsqrt(2)\n')
     ctx.debian_inputs = {'{nums}': nums, '{nums_rev}': os.path.join(d, 'nums_rev.txt'),
-                         '{nums_gz}': os.path.join(d, 'nums.gz'), '{here}': HERE}
+                         '{nums_gz}': os.path.join(d, 'nums.gz'), '{here}': HERE,
+                         '{bc_input}': os.path.join(d, 'bc.in')}
 
 
 def fill(arg, inputs):
@@ -1871,7 +1881,7 @@ def test_debian(ctx, name, argv, stdin):
         return [(tname, ['%s is not installed' % argv[0]])]
     outdir = ctx.scratch('debian-' + name)
     nst, nout, nerr, _ = run_proc(argv, stdin)
-    lst, lout, lerr, timed_out = run_proc([ctx.lp, 'run', '-c', 'calls', '-o', outdir,
+    lst, lout, lerr, timed_out = run_proc([ctx.lp, 'run', '-c', 'coverage,calls,arcs', '-o', outdir,
                                            '--'] + argv, stdin, timeout=RUN_TIMEOUT)
     probs = []
     if timed_out:
