@@ -12,6 +12,11 @@
  * call traps and is sent to the copy (state "trapped").  A function that cannot
  * be relocated gets its original byte back and runs natively ("native").
  *
+ * Coverage probes are needed only until their block first runs: every
+ * SWEEP_MS the covered ones are replaced by NOPs of the same size, an int3 in
+ * their first byte while the rest is written (a thread that meets it is sent
+ * past the probe, whose slot is already set).
+ *
  * Processes: threads and vfork children share their parent's memory and so its
  * state; fork children get a copy of it (their counters still land in the same
  * file); a process that calls exec is let go. */
@@ -52,11 +57,17 @@
  * a cross-CPU wake-up per trap (~50 us round trip here against ~16 us polled,
  * see docs/PERFORMANCE.md). */
 #define SPIN_NS 50000ull
+#define SWEEP_MS 50 /* how often covered probes are removed */
 
 typedef struct fn_state {
   uint8_t state;  /* enum shm_state */
   uint64_t copy;  /* run-time address of the instrumented copy */
 } fn_state;
+
+typedef struct cover_probe {
+  uint64_t addr;        /* run-time address of the probe in a copy */
+  uint32_t slot;        /* the slot it sets */
+} cover_probe;
 
 typedef struct process {
   core_target target;
@@ -65,6 +76,11 @@ typedef struct process {
   uint64_t counters_addr; /* run-time address of counters[0] */
   shm_arena arena;
   fn_state *fns;        /* one per module function */
+  cover_probe *pending; /* cover probes still in place */
+  size_t npending, cappending;
+  uint64_t *removed;    /* addresses of removed probes, sorted (their int3 may
+                           still be reported by a thread that met it) */
+  size_t nremoved;
 } process;
 
 typedef struct thread {
@@ -119,6 +135,8 @@ static void release_process(process *p) {
   if (--p->refs > 0) return;
   core_target_close(&p->target);
   free(p->fns);
+  free(p->pending);
+  free(p->removed);
   free(p);
 }
 
@@ -256,6 +274,96 @@ static lp_status publish_graph(core_session *s, process *p, long i, const reloc_
   return LP_OK;
 }
 
+/* {=== removing cover probes ===*/
+
+static bool sweeping(const core_session *s) {
+  return (s->opt.probes & SHM_PROBE_BLOCKS_COVER) && !(s->opt.probes & SHM_PROBE_BLOCKS_COUNT);
+}
+
+/* Keeps the cover probes of function I's new copy at DEST for removal. */
+static lp_status remember_cover_probes(core_session *s, process *p, long i, const reloc_plan *plan,
+                                       size_t nblocks, uint64_t dest) {
+  if (!sweeping(s)) return LP_OK;
+  const shm_function *sf = &shm_functions(&s->counters)[i];
+  const shm_block *blocks = shm_blocks(&s->counters) + sf->first_block;
+  for (size_t b = 0; b < nblocks; b++) {
+    int64_t off = reloc_cover_probe_offset(plan, b);
+    if (off < 0 || blocks[b].slot == SHM_NONE) continue;
+    if (p->npending == p->cappending) {
+      size_t cap = p->cappending ? 2 * p->cappending : 256;
+      cover_probe *grown = realloc(p->pending, cap * sizeof *grown);
+      if (!grown) return lp_fail("out of memory");
+      p->pending = grown;
+      p->cappending = cap;
+    }
+    p->pending[p->npending++] = (cover_probe){dest + (uint64_t)off, blocks[b].slot};
+  }
+  return LP_OK;
+}
+
+static int by_address(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Writes BYTES[FROM, TO) of a RELOC_COVER_PROBE_SIZE-byte NOP over each probe
+ * at ADDRS (sorted), one read and one write per run of probes within a page. */
+static lp_status write_probes(process *p, const uint64_t *addrs, size_t n, const uint8_t *bytes,
+                              size_t from, size_t to) {
+  uint8_t window[PAGE + RELOC_COVER_PROBE_SIZE];
+  for (size_t k = 0; k < n;) {
+    size_t j = k;
+    while (j < n && addrs[j] + RELOC_COVER_PROBE_SIZE - addrs[k] <= sizeof window) j++;
+    uint64_t lo = addrs[k], hi = addrs[j - 1] + RELOC_COVER_PROBE_SIZE;
+    LP_CHECK(core_mem_read(&p->target, lo, window, hi - lo));
+    for (size_t q = k; q < j; q++) memcpy(window + (addrs[q] - lo) + from, bytes + from, to - from);
+    LP_CHECK(core_mem_write(&p->target, lo, window, hi - lo));
+    k = j;
+  }
+  return LP_OK;
+}
+
+/* Replaces the probes of P whose blocks have run by NOPs: an int3 in their
+ * first byte, then the rest, then the first byte, so that no thread ever runs
+ * a half-written instruction. */
+static lp_status sweep_covered(core_session *s, process *p) {
+  static const uint8_t nop7[RELOC_COVER_PROBE_SIZE] = {0x0f, 0x1f, 0x80, 0, 0, 0, 0}; /* nopl 0(%rax) */
+  static const uint8_t int3[RELOC_COVER_PROBE_SIZE] = {INT3};
+  size_t n = 0, kept = 0;
+  uint64_t *done = malloc((p->npending + 1) * sizeof *done);
+  if (!done) return lp_fail("out of memory");
+  for (size_t k = 0; k < p->npending; k++) {
+    if (shm_slot_value(&s->counters, p->pending[k].slot)) done[n++] = p->pending[k].addr;
+    else p->pending[kept++] = p->pending[k];
+  }
+  p->npending = kept;
+  lp_status st = LP_OK;
+  if (n) {
+    qsort(done, n, sizeof *done, by_address);
+    uint64_t *grown = realloc(p->removed, (p->nremoved + n) * sizeof *grown);
+    if (!grown) st = lp_fail("out of memory");
+    if (st == LP_OK) {
+      p->removed = grown;
+      memcpy(p->removed + p->nremoved, done, n * sizeof *done); /* before the int3s can trap */
+      p->nremoved += n;
+      qsort(p->removed, p->nremoved, sizeof *p->removed, by_address);
+      st = write_probes(p, done, n, int3, 0, 1);
+    }
+    if (st == LP_OK) st = write_probes(p, done, n, nop7, 1, RELOC_COVER_PROBE_SIZE);
+    if (st == LP_OK) st = write_probes(p, done, n, nop7, 0, 1);
+    s->stats.cover_removed += n;
+  }
+  free(done);
+  return st;
+}
+
+/* Is ADDR a removed probe (whose int3 a thread may have met)? */
+static bool removed_probe(const process *p, uint64_t addr) {
+  return p->nremoved && bsearch(&addr, p->removed, p->nremoved, sizeof addr, by_address);
+}
+
+/* }=== */
+
 #define MAX_EAGER 64 /* callees instrumented along with one first hit */
 
 /* Relocates function I of process P.  With EAGER (a first hit), its direct
@@ -308,8 +416,9 @@ static lp_status instrument(core_session *s, process *p, long i, bool eager) {
     reloc_plan_free(plan);
     return leave_native(s, p, i, copy ? lp_error() : "out of memory");
   }
+  lp_status st = remember_cover_probes(s, p, i, plan, info.nblocks, dest);
   reloc_plan_free(plan);
-  lp_status st = core_mem_write(&p->target, dest, copy, info.copy_size);
+  if (st == LP_OK) st = core_mem_write(&p->target, dest, copy, info.copy_size);
   free(copy);
   LP_CHECK(st);
 
@@ -350,6 +459,11 @@ static lp_status on_trap(core_session *s, thread *th, bool *ours) {
   LP_CHECK(core_regs_get(th->tid, &regs));
   process *p = th->proc;
   uint64_t at = regs.rip - 1;
+  if (removed_probe(p, at)) { /* met the int3 of a probe being removed: its slot is set */
+    *ours = true;
+    regs.rip = at + RELOC_COVER_PROBE_SIZE;
+    return core_regs_set(th->tid, &regs);
+  }
   long i = find_function(s->module, at - p->bias);
   if (i < 0) return LP_OK;
   *ours = true;
@@ -525,8 +639,13 @@ static lp_status on_new_task(core_session *s, thread *parent, int event) {
     *child = *p;
     child->refs = 0;
     child->fns = malloc(s->module->nfunctions * sizeof *child->fns);
-    if (!child->fns) return lp_fail("out of memory");
+    child->pending = malloc((p->npending + 1) * sizeof *child->pending);
+    child->removed = malloc((p->nremoved + 1) * sizeof *child->removed);
+    if (!child->fns || !child->pending || !child->removed) return lp_fail("out of memory");
     memcpy(child->fns, p->fns, s->module->nfunctions * sizeof *child->fns);
+    memcpy(child->pending, p->pending, p->npending * sizeof *child->pending);
+    memcpy(child->removed, p->removed, p->nremoved * sizeof *child->removed);
+    child->cappending = p->npending + 1;
     LP_CHECK(core_target_open(tid, &child->target));
     p = child;
   }
@@ -581,20 +700,28 @@ static void on_alarm(int sig) {
   ticked = 1;
 }
 
-/* SIGALRM every TICK_MS interrupts the wait so that tick() runs between stops. */
+/* The timer's period: sweeps of covered probes and the collectors' tick. */
+static unsigned timer_ms(const core_session *s) {
+  unsigned ms = s->opt.tick && s->opt.tick_ms ? s->opt.tick_ms : 0;
+  if (sweeping(s) && (!ms || ms > SWEEP_MS)) ms = SWEEP_MS;
+  return ms;
+}
+
+/* SIGALRM every timer_ms interrupts the wait so that sweeps and tick() run
+ * between stops. */
 static void start_ticks(const core_session *s) {
-  if (!s->opt.tick_ms || !s->opt.tick) return;
+  unsigned ms = timer_ms(s);
+  if (!ms) return;
   struct sigaction sa = {0};
   sa.sa_handler = on_alarm; /* no SA_RESTART: waitpid returns EINTR */
   sigemptyset(&sa.sa_mask);
   sigaction(SIGALRM, &sa, NULL);
-  struct itimerval it = {{s->opt.tick_ms / 1000, (s->opt.tick_ms % 1000) * 1000},
-                         {s->opt.tick_ms / 1000, (s->opt.tick_ms % 1000) * 1000}};
+  struct itimerval it = {{ms / 1000, (ms % 1000) * 1000}, {ms / 1000, (ms % 1000) * 1000}};
   setitimer(ITIMER_REAL, &it, NULL);
 }
 
 static void stop_ticks(const core_session *s) {
-  if (!s->opt.tick_ms || !s->opt.tick) return;
+  if (!timer_ms(s)) return;
   struct itimerval off = {{0, 0}, {0, 0}};
   setitimer(ITIMER_REAL, &off, NULL);
 }
@@ -603,11 +730,21 @@ lp_status core_session_run(core_session *s, int *wait_status) {
   resume(s->main_pid, s->deferred_sig);
   start_ticks(s);
   bool spin = true;
+  uint64_t next_tick = now_ns() + (uint64_t)s->opt.tick_ms * 1000000;
   for (;;) {
     int status;
     if (ticked) {
       ticked = 0;
-      s->opt.tick(s->opt.tick_ctx);
+      /* A process whose memory cannot be read or written any more is ending:
+       * its probes stay, which costs nothing but time.  (A process's later
+       * threads find nothing left to sweep.) */
+      for (size_t t = 0; sweeping(s) && t < s->nthreads; t++)
+        if (s->threads[t].proc->npending && sweep_covered(s, s->threads[t].proc) != LP_OK)
+          s->threads[t].proc->npending = 0;
+      if (s->opt.tick && s->opt.tick_ms && now_ns() >= next_tick) {
+        next_tick = now_ns() + (uint64_t)s->opt.tick_ms * 1000000;
+        s->opt.tick(s->opt.tick_ctx);
+      }
     }
     pid_t tid = wait_any(&status, spin);
     spin = false;

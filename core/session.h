@@ -32,6 +32,7 @@ typedef struct core_session_stats {
   uint64_t native;         /* left uninstrumented */
   uint64_t trapped_calls;  /* calls counted by a break */
   uint64_t instrument_ns;  /* handling first hits: trap to resume */
+  uint64_t cover_removed;  /* cover probes replaced by NOPs once their block ran */
 } core_session_stats;
 
 typedef struct core_session core_session;

@@ -171,6 +171,12 @@ size_t reloc_callees(const reloc_plan *plan, uint64_t *out, size_t max);
  * or -1 if it was not copied. */
 int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig);
 
+/* With block cover probes: the offset in the copy of block B's probe, a
+ * RELOC_COVER_PROBE_SIZE-byte `mov byte [rip+slot], 1` that may be replaced by
+ * a NOP of the same size once the slot is set; -1 without one. */
+#define RELOC_COVER_PROBE_SIZE 7
+int64_t reloc_cover_probe_offset(const reloc_plan *plan, size_t block);
+
 void reloc_plan_free(reloc_plan *plan);
 
 #endif

@@ -306,7 +306,7 @@ static void fill_info(const reloc_plan *p, bool leaves, reloc_info *info) {
 static lp_status measure(reloc_plan *p) {
   x64_writer w;
   LP_CHECK(x64_writer_init(&w, NULL, 0, reloc_layout_labels(p)));
-  lp_status st = reloc_layout(p, &w, p->copy_off, 0, NULL, NULL, &p->nsaved);
+  lp_status st = reloc_layout(p, &w, p->copy_off, p->cover_off, 0, NULL, NULL, &p->nsaved);
   p->copy_size = w.offset;
   x64_writer_clear(&w);
   return st;
@@ -359,6 +359,11 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
 
   if (reloc_build_cfg(p) != LP_OK) goto out;
   reloc_flags_liveness(p);
+  if (p->probes.blocks == RELOC_BLOCKS_COVER &&
+      !(p->cover_off = malloc((p->nblocks ? p->nblocks : 1) * sizeof *p->cover_off))) {
+    lp_fail("out of memory");
+    goto out;
+  }
   if (reloc_place_probes(p) != LP_OK || measure(p) != LP_OK) goto out;
   st = LP_OK;
   fill_info(p, b.leaves_to_original, info);
@@ -374,7 +379,7 @@ lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out, uint64
                      reloc_redirect redirect, void *ctx) {
   x64_writer w;
   LP_CHECK(x64_writer_init(&w, out, dest, reloc_layout_labels(plan)));
-  lp_status st = reloc_layout(plan, &w, NULL, counters, redirect, ctx, NULL);
+  lp_status st = reloc_layout(plan, &w, NULL, NULL, counters, redirect, ctx, NULL);
   size_t size = w.offset;
   x64_writer_clear(&w);
   if (st != LP_OK)
@@ -405,6 +410,10 @@ size_t reloc_callees(const reloc_plan *plan, uint64_t *out, size_t max) {
   return n;
 }
 
+int64_t reloc_cover_probe_offset(const reloc_plan *plan, size_t block) {
+  return plan->cover_off && block < plan->nblocks ? plan->cover_off[block] : -1;
+}
+
 int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig) {
   long i = reloc_insn_at(plan, orig);
   return i < 0 ? -1 : plan->copy_off[i];
@@ -418,6 +427,7 @@ void reloc_plan_free(reloc_plan *plan) {
   free(plan->at);
   free(plan->order);
   free(plan->copy_off);
+  free(plan->cover_off);
   free(plan->blocks);
   free(plan->bdata);
   free(plan->edges);

@@ -56,6 +56,7 @@ struct reloc_plan {
                          -(index+1) inside one, 0 not decoded */
   size_t *order;      /* layout order: the entry and what follows it, then what lies below */
   int64_t *copy_off;
+  int64_t *cover_off;  /* per block: offset of its cover probe in the copy, or -1 */
   reloc_table *tables;
   size_t ntables;
 
@@ -92,8 +93,10 @@ lp_status reloc_place_probes(reloc_plan *p);
 
 /* reloc_layout.c: writes the copy (W measures when it has no buffer); fills
  * COPY_OFF (when given) and counts the probes that save the flags. */
-lp_status reloc_layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, uint64_t counters,
-                       reloc_redirect redirect, void *redirect_ctx, size_t *nsaved);
+/* COPY_OFF and COVER_OFF (NULL when not wanted) get each instruction's and
+ * each block cover probe's offset in the copy. */
+lp_status reloc_layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, int64_t *cover_off,
+                       uint64_t counters, reloc_redirect redirect, void *redirect_ctx, size_t *nsaved);
 size_t reloc_layout_labels(const reloc_plan *p);
 
 #endif

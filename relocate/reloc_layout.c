@@ -22,6 +22,7 @@ typedef struct probe {
   size_t slot;
   bool cover; /* mov byte 1, else inc */
   bool live;  /* flags live here */
+  long block; /* the block whose cover probe this is, or -1 */
 } probe;
 
 typedef struct layout_ctx {
@@ -33,10 +34,11 @@ typedef struct layout_ctx {
   probe queue[4]; /* at most: block, call site, edge before the last insn */
   size_t nqueued;
   size_t nsaved;
+  int64_t *cover_off;
 } layout_ctx;
 
 static void queue(layout_ctx *c, size_t slot, bool cover, bool live) {
-  c->queue[c->nqueued++] = (probe){slot, cover, live && !cover};
+  c->queue[c->nqueued++] = (probe){slot, cover, live && !cover, -1};
 }
 
 /* Writes the queued probes, with one flags save when any of them needs it. */
@@ -49,6 +51,8 @@ static void flush(layout_ctx *c) {
   if (save) x64_put_flags_save(c->w);
   for (size_t k = 0; k < c->nqueued; k++) {
     uint64_t at = c->counters + 8 * (uint64_t)c->queue[k].slot;
+    if (c->queue[k].cover && c->cover_off && c->queue[k].block >= 0)
+      c->cover_off[c->queue[k].block] = (int64_t)c->w->offset;
     if (c->queue[k].cover)
       x64_put_mov_byte_rip_one(c->w, at);
     else
@@ -135,8 +139,10 @@ static void write_block(layout_ctx *c, size_t b, int64_t *copy_off) {
     if (pr->entry) x64_put_inc_rip_counter(c->w, c->counters, pr->atomic); /* flags dead at an ABI entry */
   }
   x64_put_label(c->w, L_BLOCK(b));
-  if (pr->blocks != RELOC_BLOCKS_NONE)
+  if (pr->blocks != RELOC_BLOCKS_NONE) {
     queue(c, p->block_slot + b, pr->blocks == RELOC_BLOCKS_COVER, bd->live_in != 0);
+    c->queue[c->nqueued - 1].block = (long)b;
+  }
   for (size_t k = bd->first; k < bd->first + bd->count; k++) {
     size_t i = p->order[k];
     const x64_insn *in = &p->insns[i].x;
@@ -190,10 +196,11 @@ static void write_tables(layout_ctx *c) {
   }
 }
 
-lp_status reloc_layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, uint64_t counters,
-                       reloc_redirect redirect_fn, void *redirect_ctx, size_t *nsaved) {
+lp_status reloc_layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, int64_t *cover_off,
+                       uint64_t counters, reloc_redirect redirect_fn, void *redirect_ctx, size_t *nsaved) {
   layout_ctx c = {.p = p, .w = w, .counters = counters, .redirect = redirect_fn,
-                  .redirect_ctx = redirect_ctx};
+                  .redirect_ctx = redirect_ctx, .cover_off = cover_off};
+  for (size_t b = 0; cover_off && b < p->nblocks; b++) cover_off[b] = -1;
   for (size_t b = 0; b < p->nblocks; b++) write_block(&c, b, copy_off);
   for (size_t e = 0; e < p->nedges; e++) { /* stubs */
     if (!p->edges[e].counted || p->edata[e].place != PLACE_STUB) continue;

@@ -952,6 +952,7 @@ def test_callgrind(ctx, prog_name):
 
 TEST_COLLECTORS = os.path.join(HERE, 'collectors')
 DUMP_BLOCKS = os.path.join(TEST_COLLECTORS, 'dump_blocks.lua')    # blocks="count"
+DUMP_BLOCKS_COVER = os.path.join(TEST_COLLECTORS, 'dump_cover.lua')  # blocks="cover"
 DUMP_ARCS = os.path.join(TEST_COLLECTORS, 'dump_arcs.lua')        # arcs=true, calls=true
 
 # Programs compared with callgrind block by block (blocks/) and checked for
@@ -1924,6 +1925,38 @@ def write_collectors(ctx):
     return d
 
 
+def test_cover_sweep(ctx):
+    """collectors/cover_sweep: covered probes are replaced by NOPs while four
+    threads run hot loops through them: the output stays the same (three runs),
+    probes were removed (--stats cover_removed), and the blocks still count as
+    covered afterwards (run.functions via dump_blocks: every block of step() ran)."""
+    name = 'collectors/cover_sweep'
+    binary, _ = ctx.binary('hotthreads', ('O2', 'pie', 'sym'))
+    nst, nout, _, _ = run_proc([binary], timeout=RUN_TIMEOUT)
+    probs = []
+    for k in range(3):
+        outdir = ctx.scratch('%s-%d' % (name, k))
+        cmd = [ctx.lp, 'run', '-c', 'coverage', '--stats', '-o', outdir, '--', binary]
+        st, out, err, to = run_proc(cmd, timeout=RUN_TIMEOUT)
+        m = re.search(rb'cover_removed=(\d+)', err)
+        if to or st != nst or out != nout:
+            probs.append('run %d: status %s, stdout %s (native %s)  [repro: %s]' %
+                         (k, st, short(out), short(nout), ' '.join(cmd)))
+        elif not m or int(m.group(1)) == 0:
+            probs.append('run %d: no cover probe was removed: %s' % (k, short(err)))
+    outdir = ctx.scratch(name + '-blocks')
+    st, out, err, to = run_proc([ctx.lp, 'run', '-c', DUMP_BLOCKS_COVER, '-o', outdir,
+                                 '--', binary], timeout=RUN_TIMEOUT)
+    try:
+        fns = {f['name']: f for f in load_dump(outdir)['functions']}
+        blocks = fns['step'].get('blocks') or []
+        if not blocks or any(b.get('count') != 1 for b in blocks):
+            probs.append('step(): blocks not all covered after the sweeps: %s' % blocks)
+    except (OSError, ValueError, KeyError) as e:
+        probs.append('dump: %s %s' % (e, short(err)))
+    return [(name, probs)]
+
+
 def test_collector_errors(ctx):
     results = []
     src = write_collectors(ctx)
@@ -2014,6 +2047,7 @@ def main():
         jobs.append(('security/planted_symlink_existing', lambda: test_symlink(ctx, False)))
         jobs.append(('security/planted_symlink_dangling', lambda: test_symlink(ctx, True)))
         jobs.append(('collectors/', lambda: test_collector_errors(ctx)))
+        jobs.append(('collectors/cover_sweep', lambda: test_cover_sweep(ctx)))
         for pn in PROBE_PROGRAMS:
             for o in OPTS:
                 jobs.append(('blocks/%s/%s-nopie-sym' % (pn, o),

@@ -150,10 +150,11 @@ static int cmd_run(int argc, char **argv) {
     const core_session_stats *k = core_session_get_stats(s);
     fprintf(stderr,
             "lazyprobe: stats: startup_us=%llu functions=%llu instrumented=%llu eager=%llu native=%llu "
-            "trapped_calls=%llu instrument_us=%llu\n",
+            "trapped_calls=%llu instrument_us=%llu cover_removed=%llu\n",
             (unsigned long long)k->startup_us, (unsigned long long)k->functions,
             (unsigned long long)k->instrumented, (unsigned long long)k->eager, (unsigned long long)k->native,
-            (unsigned long long)k->trapped_calls, (unsigned long long)(k->instrument_ns / 1000));
+            (unsigned long long)k->trapped_calls, (unsigned long long)(k->instrument_ns / 1000),
+            (unsigned long long)k->cover_removed);
   }
   core_session_free(s);
   lp_lua_free(lua);

@@ -596,6 +596,23 @@ static void test_blocks_cover(void) {
   expect_case(&c, &probes, want, sizeof want, &info);
   CHECK(info.nblocks == 3 && info.ncounters == 3 && info.block_slot == 0 && info.nsaved == 0,
         "%zu blocks %zu counters %zu saved", info.nblocks, info.ncounters, info.nsaved);
+
+  /* where each block's probe sits, for removing it once covered */
+  reloc_function_desc d = desc(&c);
+  reloc_plan *p;
+  if (reloc_plan_function(&d, &probes, &p, &info) == LP_OK) {
+    const int64_t want_off[3] = {0x00, 0x0f, 0x19};
+    for (size_t b = 0; b < 3; b++)
+      CHECK(reloc_cover_probe_offset(p, b) == want_off[b], "block %zu probe at %" PRId64, b,
+            reloc_cover_probe_offset(p, b));
+    CHECK(reloc_cover_probe_offset(p, 3) == -1, "a block that does not exist has a probe");
+    reloc_plan_free(p);
+  }
+  reloc_probes counting = {.blocks = RELOC_BLOCKS_COUNT};
+  if (reloc_plan_function(&d, &counting, &p, &info) == LP_OK) {
+    CHECK(reloc_cover_probe_offset(p, 0) == -1, "count probes are not removable");
+    reloc_plan_free(p);
+  }
 }
 
 /* A block that starts with a jcc reading the flags set in the block before
