@@ -641,7 +641,13 @@ static lp_status on_new_task(core_session *s, thread *parent, int event) {
     child->fns = malloc(s->module->nfunctions * sizeof *child->fns);
     child->pending = malloc((p->npending + 1) * sizeof *child->pending);
     child->removed = malloc((p->nremoved + 1) * sizeof *child->removed);
-    if (!child->fns || !child->pending || !child->removed) return lp_fail("out of memory");
+    if (!child->fns || !child->pending || !child->removed) {
+      free(child->fns);
+      free(child->pending);
+      free(child->removed);
+      free(child);
+      return lp_fail("out of memory");
+    }
     memcpy(child->fns, p->fns, s->module->nfunctions * sizeof *child->fns);
     memcpy(child->pending, p->pending, p->npending * sizeof *child->pending);
     memcpy(child->removed, p->removed, p->nremoved * sizeof *child->removed);
