@@ -4,12 +4,14 @@
  * --atomic. */
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 
 /* expect: main 1 */
 /* expect: spawn 1 */
 
 #define THREADS 4
-#define ROUNDS 4000000L
+#define CHUNKS 10      /* a pause after each: the program outlives several sweeps */
+#define ROUNDS 400000L /* per chunk */
 
 __attribute__((noipa)) static long mix(long x) { return (x * 2654435761L) ^ (x >> 7); }
 
@@ -21,7 +23,10 @@ __attribute__((noipa)) static long step(long acc, long i) {
 
 __attribute__((noipa)) static void *work(void *arg) {
   long id = (long)arg, acc = id;
-  for (long i = 0; i < ROUNDS; i++) acc = step(acc, i + id);
+  for (long c = 0; c < CHUNKS; c++) {
+    for (long i = 0; i < ROUNDS; i++) acc = step(acc, c * ROUNDS + i + id);
+    usleep(25000);
+  }
   return (void *)acc;
 }
 
