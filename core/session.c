@@ -250,7 +250,8 @@ static lp_status publish_graph(core_session *s, process *p, long i, const reloc_
   shm_block *sb = shm_blocks(&s->counters) + r.first_block;
   for (size_t b = 0; b < info->nblocks; b++)
     sb[b] = (shm_block){blocks[b].addr - p->bias, blocks[b].size, blocks[b].ninsns,
-                        block_slots ? r.slot + (uint32_t)(info->block_slot + b) : SHM_NONE, 0};
+                        block_slots ? r.slot + (uint32_t)(info->block_slot + b) : SHM_NONE,
+                        blocks[b].leaks ? SHM_BLOCK_LEAKS : 0};
   const reloc_edge *edges = reloc_edges(plan);
   shm_edge *se = shm_edges(&s->counters) + r.first_edge;
   uint32_t counted = 0;

@@ -4,8 +4,12 @@
  *   lazyprobe.print(line)        one report line (stderr with prefix while live)
  *   lazyprobe.write(name, text)  write a file in the output directory
  *   lazyprobe.basename(path)
- * and report(run) receives run.functions (merged over all counters files by
- * module and address), run.processes and run.outdir. */
+ *   lazyprobe.lines(module, lo, hi)  DWARF line-table rows (core/lines.c)
+ * report(run), and sample(run) every `interval` while the program runs,
+ * receive run.functions (merged over all counters files by module and address,
+ * each with its graph: blocks, edges solved by flow conservation, call sites),
+ * run.processes, run.probes and run.outdir.  The probes of all loaded
+ * collectors are united here (lp_lua_probes). */
 #include "lp_lua.h"
 
 #include "lines.h"
@@ -99,7 +103,7 @@ static int l_basename(lua_State *L) {
   return 1;
 }
 
-static const module_lines *lines_of(lp_lua *lp, const char *path) {
+static module_lines *lines_of(lp_lua *lp, const char *path) {
   for (size_t i = 0; i < lp->nlines; i++)
     if (!strcmp(lp->lines[i].path, path)) return &lp->lines[i];
   module_lines *grown = realloc(lp->lines, (lp->nlines + 1) * sizeof *grown);
@@ -118,7 +122,7 @@ static const module_lines *lines_of(lp_lua *lp, const char *path) {
 static int l_lines(lua_State *L) {
   const char *module = luaL_checkstring(L, 1);
   lua_Integer lo = luaL_checkinteger(L, 2), hi = luaL_checkinteger(L, 3);
-  const module_lines *m = lines_of(self(L), module);
+  module_lines *m = lines_of(self(L), module);
   if (!m || !m->loaded) {
     lua_pushnil(L);
     lua_pushstring(L, m ? m->error : "out of memory");
@@ -135,7 +139,7 @@ static int l_lines(lua_State *L) {
       lua_pushstring(L, m->lines.files[f]);
       lua_rawseti(L, -2, (lua_Integer)f + 1);
     }
-    ((module_lines *)m)->files_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    m->files_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
   lua_rawgeti(L, LUA_REGISTRYINDEX, m->files_ref);
   int files = lua_gettop(L);
@@ -360,13 +364,7 @@ static void set_graph(lua_State *L, const shm_counters *c, const shm_function *f
                            edges[e].slot != SHM_NONE, edges[e].branch, edges[e].target};
       ec[e] = shm_slot_value(c, edges[e].slot);
     }
-    const shm_call *calls = f->first_call != SHM_NONE ? shm_calls(c) + f->first_call : NULL;
-    for (uint32_t b = 0; b < nb; b++) { /* a call is the last instruction of its block */
-      bool ends_in_call = false;
-      for (uint32_t k = 0; calls && k < f->ncalls; k++)
-        ends_in_call |= calls[k].site >= blocks[b].addr && calls[k].site < blocks[b].addr + blocks[b].size;
-      leaky[b] = reloc_flow_leaks(re, ne, b, ends_in_call);
-    }
+    for (uint32_t b = 0; b < nb; b++) leaky[b] = blocks[b].flags & SHM_BLOCK_LEAKS; /* as the tree had it */
     have_edges = have_blocks =
         reloc_flow_solve(re, ne, nb, shm_slot_value(c, f->slot), leaky, ec, bc) == LP_OK;
     if (!have_edges) {

@@ -77,6 +77,8 @@ typedef struct reloc_block {
   uint64_t addr;       /* original run-time address of its first instruction */
   uint32_t size;       /* bytes in the original */
   uint32_t ninsns;
+  bool leaks;          /* ends in a call and falls through: a virtual edge to
+                          EXIT carries the calls that never return (reloc_flow.h) */
 } reloc_block;
 
 #define RELOC_EXIT UINT32_MAX /* edge target: leaves the function */

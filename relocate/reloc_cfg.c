@@ -111,6 +111,14 @@ static int by_from_kind_target(const void *a, const void *b) {
   return 0;
 }
 
+/* Block B ends in a call and falls through (reloc_flow_leaks). */
+static bool block_leaks(const reloc_plan *p, size_t b) {
+  const reloc_bdata *bd = &p->bdata[b];
+  const x64_insn *last = &p->insns[p->order[bd->first + bd->count - 1]].x;
+  bool call = last->flow == X64_FLOW_CALL || last->flow == X64_FLOW_CALL_INDIRECT;
+  return reloc_flow_leaks(p->edges + bd->first_edge, bd->nout, (uint32_t)b, call);
+}
+
 lp_status reloc_build_cfg(reloc_plan *p) {
   mark_leaders(p);
   size_t nb = 0;
@@ -146,6 +154,7 @@ lp_status reloc_build_cfg(reloc_plan *p) {
     p->bdata[l.v[e].from].first_edge = e;
     p->bdata[l.v[e].from].nout++;
   }
+  for (size_t k = 0; k < nb; k++) p->blocks[k].leaks = block_leaks(p, k);
   for (size_t t = 0; t < p->ntables; t++) p->tables[t].block = -1;
   for (size_t i = 0; i < p->n; i++) {
     int32_t t = p->insns[i].table_jmp;
@@ -169,9 +178,3 @@ lp_status reloc_build_cfg(reloc_plan *p) {
   return LP_OK;
 }
 
-bool reloc_block_leaks(const reloc_plan *p, size_t b) {
-  const reloc_bdata *bd = &p->bdata[b];
-  const x64_insn *last = &p->insns[p->order[bd->first + bd->count - 1]].x;
-  bool call = last->flow == X64_FLOW_CALL || last->flow == X64_FLOW_CALL_INDIRECT;
-  return reloc_flow_leaks(p->edges + bd->first_edge, bd->nout, (uint32_t)b, call);
-}

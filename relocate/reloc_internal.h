@@ -75,9 +75,6 @@ struct reloc_plan {
 
 bool reloc_inside(const reloc_plan *p, uint64_t a);
 bool reloc_falls_through(const reloc_insn *in); /* control may reach the next address */
-/* Block B ends in a call and falls through: it has a virtual leak edge to EXIT
- * (reloc_flow_leaks). */
-bool reloc_block_leaks(const reloc_plan *p, size_t b);
 /* The index of the instruction starting at ORIG, or -1. */
 long reloc_insn_at(const reloc_plan *p, uint64_t orig);
 

@@ -51,7 +51,7 @@ static lp_status spanning_tree(reloc_plan *p, bool *off_tree) {
   }
   for (size_t v = 0; v <= p->nblocks; v++) up[v] = v;
   for (size_t b = 0; b < p->nblocks; b++) /* the leaks of calls that may not return */
-    if (reloc_block_leaks(p, b)) {
+    if (p->blocks[b].leaks) {
       size_t a = find(up, b), x = find(up, exit);
       if (a != x) up[a] = x;
     }

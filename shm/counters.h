@@ -89,11 +89,16 @@ typedef struct shm_function {
   uint32_t reserved;
 } shm_function;
 
+enum shm_block_flag {
+  SHM_BLOCK_LEAKS = 1u << 0, /* ends in a call that may not return: its virtual
+                                edge to EXIT is on the spanning tree (reloc_block.leaks) */
+};
+
 typedef struct shm_block {
   uint64_t addr;      /* link-time address of its first instruction */
   uint32_t size, ninsns;
   uint32_t slot;      /* SHM_NONE without block probes */
-  uint32_t reserved;
+  uint32_t flags;     /* enum shm_block_flag */
 } shm_block;
 
 typedef struct shm_edge {
