@@ -3,7 +3,8 @@
  * Works on the instructions reloc_function.c decoded (address order, jump
  * tables resolved): marks the leaders, numbers the blocks in layout order,
  * lists each block's out-edges (reloc.h says which kinds) sorted by from,
- * kind, target, and lists the call sites by address. */
+ * kind, target, marks the blocks that leak (end in a call that may not
+ * return: reloc_flow.h), and lists the call sites by address. */
 #include <stdlib.h>
 #include <string.h>
 
