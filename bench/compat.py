@@ -62,6 +62,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -445,16 +446,25 @@ def make_check(name, p):
 # Running and checking
 
 def run_once(cmd, cwd=None, stdin=None, env=None, timeout=120):
+    """Runs CMD in its own process group (killed as a whole on time-out); stdout/stderr captured."""
     e = dict(os.environ)
     if env:
         e.update(env)
     t0 = time.perf_counter()
     fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
     try:
-        r = subprocess.run(cmd, cwd=cwd, stdin=fin, capture_output=True, env=e, timeout=timeout)
-        st, out, err, to = r.returncode, r.stdout, r.stderr, False
-    except subprocess.TimeoutExpired as x:
-        st, out, err, to = None, x.stdout or b"", x.stderr or b"", True
+        p = subprocess.Popen(cmd, cwd=cwd, stdin=fin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e,
+                             start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=timeout)
+            st, to = p.returncode, False
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            out, err = p.communicate()
+            st, to = None, True
     finally:
         if stdin:
             fin.close()
@@ -651,7 +661,7 @@ def run_make_check(lp, prog, label, cmd, cwd, srctree, timeout):
     counters = [f for f in files if f.endswith(".counters")]
     if not mine:
         probs.append("the exec'd test programs were not instrumented: no source file of %s in coverage.info "
-                     "(%d counters file(s): %s)" % (os.path.basename(srctree), len(counters),
+                     "(%d counters file(s): %s)" % (PKG.get(prog, prog), len(counters),
                                                     ", ".join(counters[:3])))
     return {"name": label, "command": q(lpcmd), "cwd": cwd, "problems": probs, "native_status": nat["status"],
             "lp_status": lpr["status"], "native_wall": nat["wall"], "lp_wall": lpr["wall"],

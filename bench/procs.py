@@ -183,6 +183,7 @@ def attach_bench(lp, rounds, timeout):
                     break
                 time.sleep(0.0005)
             time.sleep(0.2)     # let it see some first hits
+            t_sig = time.perf_counter()
             for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
                 if p.poll() is not None:
                     break
@@ -191,13 +192,14 @@ def attach_bench(lp, rounds, timeout):
                     p.wait(5)
                 except subprocess.TimeoutExpired:
                     pass
+            t_end = time.perf_counter() - t_sig
         alive = tgt.poll() is None
         tgt.kill()
         tgt.wait()
         with open(errp, "rb") as f:
             err = f.read()
         st = R.parse_stats(err) or {}
-        res.append({"to_attach_line_s": t_line, "to_counters_file_s": t_file, "status": p.returncode,
+        res.append({"to_attach_line_s": t_line, "to_counters_file_s": t_file, "status": p.returncode, "sigint_to_exit_s": t_end,
                     "target_alive_after_detach": alive, "stats": st,
                     "stderr": err.decode(errors="replace")[-800:]})
         log("procs.py: attach round %d: line %s s, counters file %s s, stats %s" % (rnd + 1, t_line, t_file, st))
@@ -293,7 +295,7 @@ def report(a, lp, res, extra, failures, elapsed):
     print("# lazyprobe processes and threads, %s, %s (%d CPUs), %d rounds, %.0f s" % (
         time.strftime("%Y-%m-%d %H:%M"), cpu, os.cpu_count(), a.rounds, elapsed))
     print()
-    print("lazyprobe: %s (built %s; tree at %s)" % (
+    print("lazyprobe: %s (built %s; bench/ at %s)" % (
         lp, time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(lp))), rev))
     print()
     out = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "cpu": cpu, "rounds": a.rounds, "lazyprobe": lp,
@@ -362,6 +364,8 @@ def report(a, lp, res, extra, failures, elapsed):
             print("| start of `lazyprobe attach` → first stderr line mentioning attach | %s (%d of %d rounds) |" % (mm(tl, "%.1f"), len(tl), len(rs)))
             print("| start of `lazyprobe attach` → first counters file in -o DIR | %s (%d of %d rounds) |" % (mm(tf, "%.1f"), len(tf), len(rs)))
             print("| startup_us of its --stats line | %s (%d of %d rounds) |" % (mm(su, "%.1f"), len(su), len(rs)))
+            te = [r["sigint_to_exit_s"] * 1e3 for r in rs]
+            print("| SIGINT to `lazyprobe attach` → it exits (detach and report) | %s |" % mm(te, "%.1f"))
             print()
             print("- target alive after lazyprobe ended: %s; last stats: %s" % (
                 [r["target_alive_after_detach"] for r in rs], rs[-1]["stats"]))
