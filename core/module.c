@@ -346,6 +346,7 @@ static lp_status load(core_module *m, Elf *elf) {
     GElf_Phdr ph;
     if (!gelf_getphdr(elf, (int)i, &ph))
       return lp_fail("%s: bad program header %zu: %s", path, i, elf_errmsg(-1));
+    if (ph.p_type == PT_DYNAMIC) m->dynamic = ph.p_vaddr;
     if (ph.p_type == PT_GNU_EH_FRAME) {
       eh_frame_hdr_addr = ph.p_vaddr;
       eh_frame_hdr_size = ph.p_filesz;

@@ -44,6 +44,7 @@ typedef struct core_module {
   uint64_t entry;      /* e_entry, link-time */
   uint64_t min_vaddr;  /* lowest PT_LOAD p_vaddr (page-aligned down) */
   uint64_t max_vaddr;  /* highest PT_LOAD p_vaddr + p_memsz */
+  uint64_t dynamic;    /* PT_DYNAMIC p_vaddr, 0 if none (static programs) */
   core_segment *exec;  /* executable PT_LOAD segments */
   size_t nexec;
   core_function *functions; /* sorted by addr, one per distinct address */

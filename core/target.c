@@ -101,6 +101,12 @@ lp_status core_maps_read(pid_t pid, uint64_t heap_room, shm_range **out, size_t 
   return LP_OK;
 }
 
+pid_t core_wait_thread(pid_t tid, int *status) {
+  pid_t got;
+  while ((got = waitpid(tid, status, __WALL)) < 0 && errno == EINTR) continue;
+  return got;
+}
+
 lp_status core_remote_syscall(const core_target *t, pid_t tid, uint64_t scratch, long nr,
                               const uint64_t args[6], int64_t *ret, int *deferred) {
   static const uint8_t stub[3] = {/*syscall=*/0x0f, 0x05, /*int3=*/0xcc};
@@ -124,7 +130,7 @@ lp_status core_remote_syscall(const core_target *t, pid_t tid, uint64_t scratch,
   int sig = 0;
   while (st == LP_OK) {
     int status;
-    if (ptrace(PTRACE_CONT, tid, 0, sig) != 0 || waitpid(tid, &status, __WALL) != tid) {
+    if (ptrace(PTRACE_CONT, tid, 0, sig) != 0 || core_wait_thread(tid, &status) != tid) {
       st = lp_fail("remote system call %ld in thread %d: %s", nr, (int)tid, strerror(errno));
       break;
     }

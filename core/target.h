@@ -35,6 +35,10 @@ lp_status core_auxv_get(pid_t pid, unsigned long type, uint64_t *value);
  * that nothing is placed where brk() will want to grow. Free with free(). */
 lp_status core_maps_read(pid_t pid, uint64_t heap_room, shm_range **out, size_t *n);
 
+/* waitpid(TID) for the next stop or end of one thread, through EINTR (the
+ * session's timer interrupts waits). */
+pid_t core_wait_thread(pid_t tid, int *status);
+
 /* Runs system call NR with ARGS in thread TID, which must be in a ptrace stop,
  * using 3 bytes of executable memory at SCRATCH; registers and memory are
  * restored afterwards.  A signal that arrives meanwhile is kept in *deferred
