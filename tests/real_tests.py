@@ -1,0 +1,334 @@
+"""Integration tests for real programs (issue 4): threads, child processes,
+shared libraries, attach/detach, C++ exceptions and unwinding, machine
+details, faults.  Imported by run_tests.py, whose helpers it uses; jobs(ctx)
+returns the jobs to append.  The programs are in tests/real/ (their counts by
+construction are in their top comments); see tests/README.md.
+
+As everywhere in this suite, expectations come from the programs' construction
+and from native runs (and gdb/perf reading native runs), never from an
+earlier lazyprobe run.
+"""
+
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import threading
+import time
+
+import run_tests as rt
+
+REAL = os.path.join(rt.HERE, 'real')
+RUN_TIMEOUT = rt.RUN_TIMEOUT
+SYSTEM_DIRS = ('/lib/', '/usr/lib/', '/lib64/', '/usr/lib64/')
+
+
+# ----------------------------------------------------------------- build ---
+
+def build(ctx, out_name, srcs, flags, cc='gcc', subdir='real'):
+    """Builds SRCS (paths under tests/real unless absolute) with FLAGS into
+    work/SUBDIR/OUT_NAME, cached on the command and the sources' mtimes.
+    Returns (path, error)."""
+    d = os.path.join(ctx.work, subdir)
+    os.makedirs(d, exist_ok=True)
+    out = os.path.join(d, out_name)
+    srcs = [s if os.path.isabs(s) else os.path.join(REAL, s) for s in srcs]
+    cmd = [cc] + list(flags) + ['-o', out] + srcs
+    stamp = ' '.join(cmd)
+    stampf = out + '.cmd'
+    with ctx._lock:
+        if (os.path.exists(out) and os.path.exists(stampf) and open(stampf).read() == stamp and
+                all(os.path.getmtime(out) >= os.path.getmtime(s) for s in srcs)):
+            return out, None
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=d)
+        if r.returncode != 0:
+            return out, 'build failed: %s: %s' % (stamp, r.stderr.strip()[:400])
+        with open(stampf, 'w') as f:
+            f.write(stamp)
+    return out, None
+
+
+# --------------------------------------------------------------- helpers ---
+
+def run_in(argv, cwd=None, timeout=RUN_TIMEOUT, stdin=None, core=False):
+    """rt.run_proc with a working directory and a core size limit
+    (unlimited with CORE, else 0, so that aborts leave no core files)."""
+    def limits():
+        lim = resource.RLIM_INFINITY if core else 0
+        resource.setrlimit(resource.RLIMIT_CORE, (lim, lim))
+    fin = open(stdin, 'rb') if stdin else subprocess.DEVNULL
+    try:
+        p = subprocess.Popen(argv, cwd=cwd, stdin=fin, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, start_new_session=True, preexec_fn=limits)
+        try:
+            out, err = p.communicate(timeout=timeout)
+            return rt.status_of(p.returncode), out, err, False
+        except subprocess.TimeoutExpired:
+            rt.kill_group(p)
+            out, err = p.communicate()
+            return rt.status_of(p.returncode), out, err, True
+    finally:
+        if stdin:
+            fin.close()
+
+
+def same_as_native(nat, lp, what='', stderr=True):
+    """Problems comparing (status, out, err, timed_out) of a native and a
+    lazyprobe run (lazyprobe's own stderr lines dropped)."""
+    nst, nout, nerr, nto = nat
+    lst, lout, lerr, lto = lp
+    probs = []
+    if nto:
+        probs.append('%snative run timed out' % what)
+    if lto:
+        probs.append('%slazyprobe run timed out' % what)
+    if lout != nout:
+        probs.append('%sstdout differs: %s' % (what, rt.first_diff(nout, lout)))
+    if stderr and rt.non_lp_stderr(lerr) != nerr:
+        probs.append('%sstderr differs: %s' % (what, rt.first_diff(nerr, rt.non_lp_stderr(lerr))))
+    if lst != nst:
+        probs.append('%sstatus %d, native %d (lazyprobe says %s)' %
+                     (what, lst, nst, rt.short(b' | '.join(l.encode() for l in rt.lp_lines(lerr)[-3:]))))
+    return probs
+
+
+def repro(cmd):
+    return '  [repro: %s]' % ' '.join(cmd)
+
+
+def same_module(a, b):
+    return os.path.realpath(str(a)) == os.path.realpath(str(b))
+
+
+def module_counts(calls, module, syms, names):
+    """{name: count} for NAMES of MODULE (a file), matched by address
+    (st_value from SYMS) so that mangled, stripped or renamed entries all
+    count; entries of the same function (several processes, several loads
+    of a library) are added up.  Absent functions count 0."""
+    want = {syms[n]: n for n in names if n in syms}
+    got = {n: 0 for n in names}
+    for f in calls.get('functions', []):
+        if not same_module(f.get('module', ''), module):
+            continue
+        try:
+            addr = int(str(f.get('address')), 16)
+        except ValueError:
+            continue
+        if addr in want:
+            got[want[addr]] += int(f.get('count') or 0)
+    return got
+
+
+def count_problems(got, expect, label=''):
+    probs = []
+    for n, c in expect.items():
+        if got.get(n) != c:
+            probs.append('%s%s: count %s, expected %s' % (label, n, got.get(n), c))
+    return probs
+
+
+def missing_syms(syms, names):
+    return [n for n in names if n not in syms]
+
+
+def load_calls_safe(outdir, probs, what='calls.json'):
+    try:
+        return rt.load_calls(outdir)
+    except (OSError, ValueError) as e:
+        probs.append('%s: %s' % (what, e))
+        return None
+
+
+def all_counters_files(outdir):
+    """Every lazyprobe.*.counters in OUTDIR, whatever the naming of images
+    after exec (lazyprobe.PID.counters, lazyprobe.PID-N.counters, ...)."""
+    try:
+        return sorted(f for f in os.listdir(outdir)
+                      if f.startswith('lazyprobe.') and f.endswith('.counters'))
+    except OSError:
+        return []
+
+
+def report_copy(ctx, src_files, dest, extra=()):
+    """Copies counters files to DEST and runs `lazyprobe report [EXTRA] DEST`
+    there (so that the run's own calls.json is left alone).  Returns
+    (calls or None, problem or None)."""
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(dest)
+    for f in src_files:
+        shutil.copy(f, dest)
+    cmd = [ctx.lp, 'report'] + list(extra) + [dest]
+    st, out, err, to = rt.run_proc(cmd, timeout=60)
+    if to or st != 0:
+        return None, 'report failed (status %s, timeout %s): %s%s' % (st, to, rt.short(err),
+                                                                      repro(cmd))
+    try:
+        return rt.load_calls(dest), None
+    except (OSError, ValueError) as e:
+        return None, 'report: calls.json: %s%s' % (e, repro(cmd))
+
+
+def proc_state(pid):
+    """The State letter of /proc/PID/status, or None when gone."""
+    try:
+        with open('/proc/%d/status' % pid) as f:
+            for line in f:
+                if line.startswith('State:'):
+                    return line.split()[1]
+    except OSError:
+        return None
+    return None
+
+
+def wait_gone(pid, seconds):
+    """Waits until PID is gone or a zombie.  Returns the last state seen
+    while alive ('T'/'t' is a stopped or traced-stopped process)."""
+    deadline = time.time() + seconds
+    last = None
+    while time.time() < deadline:
+        st = proc_state(pid)
+        if st is None or st in ('Z', 'X'):
+            return None
+        last = st
+        time.sleep(0.05)
+    return last
+
+
+class LineReader:
+    """Reads a pipe line by line in a thread; wait_for(regex) with a timeout."""
+
+    def __init__(self, pipe):
+        self.lines = []
+        self.cond = threading.Condition()
+        self.done = False
+        self.t = threading.Thread(target=self._run, args=(pipe,), daemon=True)
+        self.t.start()
+
+    def _run(self, pipe):
+        for line in iter(pipe.readline, b''):
+            with self.cond:
+                self.lines.append(line)
+                self.cond.notify_all()
+        with self.cond:
+            self.done = True
+            self.cond.notify_all()
+
+    def wait_for(self, regex, timeout):
+        deadline = time.time() + timeout
+        with self.cond:
+            while True:
+                for line in self.lines:
+                    m = re.search(regex, line)
+                    if m:
+                        return m
+                left = deadline - time.time()
+                if self.done or left <= 0:
+                    return None
+                self.cond.wait(left)
+
+    def text(self, timeout=30):
+        self.t.join(timeout)
+        with self.cond:
+            return b''.join(self.lines)
+
+
+# ---------------------------------------------------------- 1. threads ---
+
+STORM_THREADS = 8
+
+
+def storm_names():
+    return ['f_%04d' % i for i in range(2000)] + ['worker', 'round_sum', 'main']
+
+
+def storm_expect(rounds):
+    e = {'f_%04d' % i: STORM_THREADS * rounds for i in range(2000)}
+    e.update(worker=STORM_THREADS, round_sum=STORM_THREADS * rounds, main=1)
+    return e
+
+
+def test_storm(ctx, mode):
+    """8 threads make thousands of first calls at once (2000 functions,
+    released by a barrier).  atomic: 5 runs under -c calls --atomic, output
+    and every count exact.  plain: 2 runs without --atomic (counts may be
+    lost: output only).  coverage: 2 runs of -c coverage --atomic with pauses
+    between rounds so that probe-removal sweeps run while threads run: output
+    identical, probes removed, entry counts in coverage-nolines.txt exact."""
+    name = 'threads/storm/' + mode
+    binary, err = build(ctx, 'thread_storm', ['thread_storm.c'], ['-O2', '-Wall', '-pthread'])
+    if err:
+        return [(name, [err])]
+    syms = ctx.syms(binary)
+    miss = missing_syms(syms, storm_names())
+    if miss:
+        return [(name, ['not in symtab: %s' % miss[:5]])]
+    args = ['20', '10000'] if mode == 'coverage' else []
+    rounds = int(args[0]) if args else 3
+    nat = rt.run_proc([binary] + args)
+    runs = {'atomic': 5, 'plain': 2, 'coverage': 2}[mode]
+    probs = []
+    for k in range(runs):
+        outdir = os.path.join(ctx.scratch('%s-%d' % (name, k)), 'out')
+        if mode == 'coverage':
+            opts = ['-c', 'coverage', '--atomic', '--stats']
+        else:
+            opts = ['-c', 'calls'] + (['--atomic'] if mode == 'atomic' else [])
+        cmd = [ctx.lp, 'run'] + opts + ['-o', outdir, '--', binary] + args
+        lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+        p = same_as_native(nat, lp, 'run %d: ' % k)
+        if p:
+            probs += [p[0] + repro(cmd)] + p[1:]
+            break
+        if mode == 'atomic':
+            calls = load_calls_safe(outdir, probs)
+            if calls is None:
+                break
+            p = count_problems(module_counts(calls, binary, syms, storm_names()),
+                               storm_expect(rounds), 'run %d: ' % k)
+            if p:
+                probs += ['%d wrong counts, first: %s' % (len(p), p[0]) + repro(cmd)] + p[1:3]
+                break
+        elif mode == 'coverage':
+            m = re.search(rb'cover_removed=(\d+)', lp[2])
+            if not m or int(m.group(1)) == 0:
+                probs.append('run %d: no cover probe was removed (%s)' % (k, rt.short(lp[2])))
+            got = nolines_entries(os.path.join(outdir, 'coverage-nolines.txt'), binary)
+            if got is None:
+                probs.append('run %d: no coverage-nolines.txt' % k)
+                break
+            exp = storm_expect(rounds)
+            bad = [(n, got.get(n), c) for n, c in exp.items() if got.get(n) != c]
+            if bad:
+                probs.append('run %d: %d functions with wrong entries in coverage-nolines.txt, '
+                             'first %s (got, expected)%s' % (k, len(bad), bad[0], repro(cmd)))
+                break
+    return [(name, probs[:5])]
+
+
+def nolines_entries(path, module):
+    """{function: entries} of MODULE from coverage-nolines.txt."""
+    try:
+        text = open(path).read()
+    except OSError:
+        return None
+    got = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if line.startswith('#') or len(parts) < 5 or not parts[0].isdigit():
+            continue
+        if same_module(parts[3], module):
+            got[parts[2]] = got.get(parts[2], 0) + int(parts[0])
+    return got
+
+
+# ------------------------------------------------------------------- jobs ---
+
+def jobs(ctx):
+    """[(filter-name, callable)] for run_tests.main()."""
+    j = []
+    # 1. threads
+    for mode in ('atomic', 'plain', 'coverage'):
+        j.append(('threads/storm/' + mode, lambda m=mode: test_storm(ctx, m)))
+    return j
