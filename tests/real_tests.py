@@ -323,6 +323,217 @@ def nolines_entries(path, module):
     return got
 
 
+# ---------------------------------------------------- 2. child processes ---
+
+PROCS_NAMES = ['main', 'before', 'p_work', 'c_work', 'both', 'leaf_work', 'never']
+
+
+def procs_expect(mode):
+    """[(role, {function: count})]: one entry per process image, in the
+    roles the program writes to its pid file."""
+    z = {n: 0 for n in PROCS_NAMES}
+
+    def img(**kw):
+        d = dict(z)
+        d.update(kw)
+        return d
+    leaf = img(main=1, leaf_work=13)
+    return {
+        'fork': [('parent', img(main=1, before=5, p_work=11, both=2)),
+                 ('child', img(c_work=7, both=3))],
+        'vfork': [('parent', img(main=1, before=5, p_work=4)), ('leaf', leaf)],
+        'clone': [('parent', img(main=1, before=5, p_work=6, both=1)),
+                  ('child', img(c_work=9, both=4))],
+        'spawn': [('parent', img(main=1, before=5, p_work=3)), ('leaf', leaf)],
+        'exec': [('exec', img(main=1, before=5)), ('leaf', leaf)],
+    }[mode]
+
+
+def per_image(ctx, outdir, scratch, binary, syms, names):
+    """[(file, pid, {name: count})]: every counters file reported alone."""
+    res = []
+    probs = []
+    for f in all_counters_files(outdir):
+        calls, err = report_copy(ctx, [os.path.join(outdir, f)], os.path.join(scratch, 'img-' + f))
+        if err:
+            probs.append('%s: %s' % (f, err))
+            continue
+        procs = calls.get('processes') or []
+        if len(procs) != 1:
+            probs.append('%s: report of this file alone shows %d processes' % (f, len(procs)))
+            continue
+        res.append((f, procs[0].get('pid'), module_counts(calls, binary, syms, names)))
+    return res, probs
+
+
+def image_problems(images, expected):
+    """EXPECTED: [(pid, counts)].  Each must be one file's exactly; other
+    files may exist (a vfork child before its exec) only with all counts 0."""
+    probs = []
+    left = list(images)
+    for pid, counts in expected:
+        match = [im for im in left if im[1] == pid and im[2] == counts]
+        if not match:
+            same_pid = [(im[0], {k: v for k, v in im[2].items() if v}) for im in images
+                        if im[1] == pid]
+            probs.append('no counters file for pid %s with %s; files of that pid: %s' %
+                         (pid, {k: v for k, v in counts.items() if v}, same_pid or 'none'))
+        else:
+            left.remove(match[0])
+    for f, pid, counts in left:
+        if any(counts.values()):
+            probs.append('extra counters file %s (pid %s) with counts %s' %
+                         (f, pid, {k: v for k, v in counts.items() if v}))
+    return probs
+
+
+def total_counts(expected_images):
+    tot = {}
+    for _, counts in expected_images:
+        for k, v in counts.items():
+            tot[k] = tot.get(k, 0) + v
+    return tot
+
+
+def test_procs(ctx, mode):
+    """fork / vfork+exec / clone(SIGCHLD) / posix_spawn / exec of itself:
+    one counters file per process image with that image's counts only;
+    calls.json of the run and `report DIR` add all up; `report --pid PID DIR`
+    shows the images of PID only."""
+    name = 'procs/' + mode
+    binary, err = build(ctx, 'procs', ['procs.c'], ['-O2', '-Wall'])
+    if err:
+        return [(name, [err])]
+    syms = ctx.syms(binary)
+    scratch = ctx.scratch(name)
+    npid = os.path.join(scratch, 'native.pids')
+    nat = run_in([binary, mode, npid])
+    outdir = os.path.join(scratch, 'out')
+    lpid = os.path.join(scratch, 'lp.pids')
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', binary, mode, lpid]
+    lp = run_in(cmd)
+    probs = same_as_native(nat, lp)
+    try:
+        roles = [l.split() for l in open(lpid).read().splitlines()]
+    except OSError as e:
+        return [(name, probs + ['pid file: %s' % e] + [repro(cmd)])]
+    pid_of = {}
+    for role, pid in roles:
+        pid_of.setdefault(role, int(pid))
+    exp = procs_expect(mode)
+    if sorted(r for r, _ in exp) != sorted(r for r, _ in roles):
+        probs.append('pid file has roles %s, expected %s' % (roles, [r for r, _ in exp]))
+        return [(name, probs + [repro(cmd)])]
+    expected = [(pid_of[r], c) for r, c in exp]
+    images, p = per_image(ctx, outdir, scratch, binary, syms, PROCS_NAMES)
+    probs += p
+    probs += image_problems(images, expected)
+    total = total_counts(expected)
+    calls = load_calls_safe(outdir, probs, 'run calls.json')
+    if calls is not None:
+        probs += count_problems(module_counts(calls, binary, syms, PROCS_NAMES), total,
+                                'run calls.json (all processes): ')
+    files = [os.path.join(outdir, f) for f in all_counters_files(outdir)]
+    calls, err = report_copy(ctx, files, os.path.join(scratch, 'report-all'))
+    if err:
+        probs.append('report DIR: ' + err)
+    else:
+        probs += count_problems(module_counts(calls, binary, syms, PROCS_NAMES), total,
+                                'report DIR: ')
+    parent = pid_of.get('parent') or pid_of.get('exec')
+    calls, err = report_copy(ctx, files, os.path.join(scratch, 'report-pid'),
+                             ['--pid', str(parent)])
+    if err:
+        probs.append('report --pid: ' + err)
+    else:
+        pids = sorted(set(p.get('pid') for p in calls.get('processes') or []))
+        if pids != [parent]:
+            probs.append('report --pid %d: processes %s' % (parent, pids))
+        probs += count_problems(module_counts(calls, binary, syms, PROCS_NAMES),
+                                total_counts([e for e in expected if e[0] == parent]),
+                                'report --pid %d: ' % parent)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:6])]
+
+
+def test_shell_script(ctx):
+    """sh running fib 3 times and many twice: all five images counted, their
+    counts summed in calls.json and in `report DIR`."""
+    name = 'procs/shell_script'
+    v = ('O2', 'pie', 'sym')
+    progs = {}
+    for pn, times in (('fib', 3), ('many', 2)):
+        b, sym_path = ctx.binary(pn, v)
+        _, out, _, _ = rt.run_proc([b])
+        progs[pn] = (b, ctx.syms(sym_path),
+                     {n: c * times for n, c in rt.resolve_expect(ctx.progs[pn], out)}, times)
+    script = os.path.join(REAL, 'run_several.sh')
+    argv = ['sh', script, progs['fib'][0], progs['many'][0]]
+    nat = rt.run_proc(argv)
+    scratch = ctx.scratch(name)
+    outdir = os.path.join(scratch, 'out')
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--'] + argv
+    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = same_as_native(nat, lp)
+    sources = [('run calls.json', load_calls_safe(outdir, probs))]
+    files = [os.path.join(outdir, f) for f in all_counters_files(outdir)]
+    calls, err = report_copy(ctx, files, os.path.join(scratch, 'report-all'))
+    if err:
+        probs.append('report DIR: ' + err)
+    sources.append(('report DIR', calls))
+    for what, calls in sources:
+        if calls is None:
+            continue
+        for pn, (b, syms, exp, times) in progs.items():
+            probs += count_problems(module_counts(calls, b, syms, list(exp)), exp,
+                                    '%s: %s: ' % (what, pn))[:2]
+            n = sum(1 for p in calls.get('processes') or [] if same_module(p.get('program'), b))
+            if n != times:
+                probs.append('%s: %d processes of %s, expected %d' % (what, n, pn, times))
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:6])]
+
+
+def test_make(ctx):
+    """`make -j2` of tests/real/makeproj (4 compiles, 1 link) under lazyprobe:
+    the build succeeds, the program is byte-identical to a native make's and
+    prints the same; calls.json shows the 4 cc1 and the 1 ld process images."""
+    name = 'procs/make_j2'
+    scratch = ctx.scratch(name)
+    src = os.path.join(REAL, 'makeproj')
+    nd, ld = os.path.join(scratch, 'native'), os.path.join(scratch, 'lp')
+    shutil.copytree(src, nd)
+    shutil.copytree(src, ld)
+    nat = run_in(['make', '-s', '-j2'], cwd=nd, timeout=120)
+    outdir = os.path.join(scratch, 'out')
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', 'make', '-s', '-j2']
+    lp = run_in(cmd, cwd=ld, timeout=300)
+    probs = same_as_native(nat, lp)
+    np_, lp_ = os.path.join(nd, 'proj'), os.path.join(ld, 'proj')
+    if not os.path.exists(lp_):
+        probs.append('no program built under lazyprobe')
+    elif open(np_, 'rb').read() != open(lp_, 'rb').read():
+        probs.append('the program built under lazyprobe differs from the native build')
+    else:
+        a, b = rt.run_proc([np_]), rt.run_proc([lp_])
+        if a != b:
+            probs.append('the built programs behave differently')
+    calls = load_calls_safe(outdir, probs)
+    if calls is not None:
+        progs = [os.path.basename(str(p.get('program'))) for p in calls.get('processes') or []]
+        # ld may be named by its link (/usr/bin/ld) or its target (x86_64-linux-gnu-ld.bfd)
+        for what, pattern, n in (('cc1', r'cc1', 4), ('ld', r'(.*-)?ld(\.\w+)?', 1)):
+            k = sum(1 for pr in progs if re.fullmatch(pattern, pr))
+            if k != n:
+                probs.append('calls.json: %d %s processes, expected %d (programs: %s)' %
+                             (k, what, n, sorted(set(progs))))
+    if probs:
+        probs[0] += repro(['cd', ld, '&&'] + cmd)
+    return [(name, probs[:6])]
+
+
 # ------------------------------------------------------------------- jobs ---
 
 def jobs(ctx):
@@ -331,4 +542,9 @@ def jobs(ctx):
     # 1. threads
     for mode in ('atomic', 'plain', 'coverage'):
         j.append(('threads/storm/' + mode, lambda m=mode: test_storm(ctx, m)))
+    # 2. child processes
+    for mode in ('fork', 'vfork', 'clone', 'spawn', 'exec'):
+        j.append(('procs/' + mode, lambda m=mode: test_procs(ctx, m)))
+    j.append(('procs/shell_script', lambda: test_shell_script(ctx)))
+    j.append(('procs/make_j2', lambda: test_make(ctx)))
     return j
