@@ -534,6 +534,107 @@ def test_make(ctx):
     return [(name, probs[:6])]
 
 
+# ---------------------------------------------------- 3. shared libraries ---
+
+def build_shlib(ctx):
+    """libfoo.so, libbar.so (needs libfoo) and shlib_main, all in work/shlib
+    (not a system directory), found through RUNPATH $ORIGIN."""
+    d = os.path.join(ctx.work, 'shlib')
+    foo, err = build(ctx, 'libfoo.so', ['libfoo.c'], ['-O2', '-fpic', '-shared'], subdir='shlib')
+    if err:
+        return None, err
+    bar, err = build(ctx, 'libbar.so', ['libbar.c'],
+                     ['-O2', '-fpic', '-shared', '-L' + d, '-lfoo', '-Wl,-rpath,$ORIGIN'],
+                     subdir='shlib')
+    if err:
+        return None, err
+    # shlib_main.c after the flags, -lfoo after the source (link order)
+    exe = os.path.join(d, 'shlib_main')
+    cmd = ['gcc', '-O2', '-o', exe, os.path.join(REAL, 'shlib_main.c'), '-L' + d, '-lfoo',
+           '-ldl', '-Wl,-rpath,$ORIGIN']
+    with ctx._lock:
+        stampf = exe + '.cmd'
+        src = os.path.join(REAL, 'shlib_main.c')
+        if not (os.path.exists(exe) and os.path.exists(stampf) and
+                open(stampf).read() == ' '.join(cmd) and
+                os.path.getmtime(exe) >= max(os.path.getmtime(src), os.path.getmtime(foo))):
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                return None, 'build failed: %s' % r.stderr.strip()[:400]
+            with open(stampf, 'w') as f:
+                f.write(' '.join(cmd))
+    return {'exe': exe, 'foo': foo, 'bar': bar}, None
+
+
+SHLIB_MAIN = {'main': 1, 'main_cb': 14, 'main_work': 100}
+SHLIB_FOO = {'foo_add': 114, 'foo_helper': 114, 'foo_mul': 100, 'foo_apply': 7}
+SHLIB_BAR = {'bar_fn': 14, 'bar_unused': 0}
+SHLIB_ZERO_FOO = {k: 0 for k in SHLIB_FOO}
+
+
+def test_shlib(ctx, mode):
+    """A program linking libfoo.so and dlopen'ing libbar.so twice (calls in
+    both directions between modules).  Modes:
+      default      main + both libraries (outside system directories) exact;
+                   nothing of /lib, /usr/lib counted
+      include      --include 'libfoo*' --include 'libbar*': the same counts
+      include_libc --include 'libc.so*': strverscmp counted exactly (17)
+      exclude      --exclude 'libbar*': libbar 0, the others exact
+      exclude_func --exclude 'libfoo*:foo_add': foo_add 0, the rest exact
+      last_rule    --exclude 'libfoo*' --include 'libfoo*:foo_mul': in
+                   libfoo only foo_mul counted (the last matching rule wins)"""
+    name = 'shlib/' + mode
+    b, err = build_shlib(ctx)
+    if err:
+        return [(name, [err])]
+    exe, foo, bar = b['exe'], b['foo'], b['bar']
+    opts = {'default': [], 'include': ['--include', 'libfoo*', '--include', 'libbar*'],
+            'include_libc': ['--include', 'libc.so*'], 'exclude': ['--exclude', 'libbar*'],
+            'exclude_func': ['--exclude', 'libfoo*:foo_add'],
+            'last_rule': ['--exclude', 'libfoo*', '--include', 'libfoo*:foo_mul']}[mode]
+    exp_foo, exp_bar = dict(SHLIB_FOO), dict(SHLIB_BAR)
+    if mode == 'exclude':
+        exp_bar = {k: 0 for k in SHLIB_BAR}
+    elif mode == 'exclude_func':
+        exp_foo['foo_add'] = 0
+    elif mode == 'last_rule':
+        exp_foo = dict(SHLIB_ZERO_FOO, foo_mul=100)
+    nat = rt.run_proc([exe, bar])
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    cmd = [ctx.lp, 'run', '-c', 'calls'] + opts + ['-o', outdir, '--', exe, bar]
+    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = same_as_native(nat, lp)
+    calls = load_calls_safe(outdir, probs)
+    if calls is not None:
+        for mod, exp in ((exe, SHLIB_MAIN), (foo, exp_foo), (bar, exp_bar)):
+            syms = ctx.syms(mod)
+            miss = missing_syms(syms, exp)
+            if miss:
+                probs.append('%s: not in symtab: %s' % (mod, miss))
+                continue
+            probs += count_problems(module_counts(calls, mod, syms, list(exp)), exp,
+                                    os.path.basename(mod) + ': ')
+        if mode == 'include_libc':
+            libc = {}       # address -> entry: strverscmp and its alias __strverscmp are one
+            for f in calls.get('functions', []):
+                if os.path.basename(str(f.get('module'))).startswith('libc.so') and \
+                        str(f.get('name')).split('@')[0] in ('strverscmp', '__strverscmp'):
+                    libc.setdefault(f.get('address'), f)
+            n = sum(int(f.get('count') or 0) for f in libc.values())
+            if n != 17:
+                probs.append('libc strverscmp: count %d (%d entries), expected 17' % (n, len(libc)))
+        elif mode in ('default', 'include'):
+            sys_counted = [(f.get('name'), f.get('module')) for f in calls.get('functions', [])
+                           if (f.get('count') or 0) > 0 and
+                           os.path.realpath(str(f.get('module'))).startswith(SYSTEM_DIRS)]
+            if sys_counted:
+                probs.append('%d functions of system libraries counted by default, e.g. %s' %
+                             (len(sys_counted), sys_counted[:2]))
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:6])]
+
+
 # ------------------------------------------------------------------- jobs ---
 
 def jobs(ctx):
@@ -547,4 +648,7 @@ def jobs(ctx):
         j.append(('procs/' + mode, lambda m=mode: test_procs(ctx, m)))
     j.append(('procs/shell_script', lambda: test_shell_script(ctx)))
     j.append(('procs/make_j2', lambda: test_make(ctx)))
+    # 3. shared libraries
+    for mode in ('default', 'include', 'include_libc', 'exclude', 'exclude_func', 'last_rule'):
+        j.append(('shlib/' + mode, lambda m=mode: test_shlib(ctx, m)))
     return j
