@@ -635,6 +635,179 @@ def test_shlib(ctx, mode):
     return [(name, probs[:6])]
 
 
+# ------------------------------------------------- 4. exceptions, unwinding ---
+
+CXX_EXPECT = {'_Z6level0i': 20, '_Z6level1i': 20, '_Z6level2i': 20, '_Z6level3i': 20,
+              '_Z7throweri': 5, '_Z11local_catchi': 5, '_Z12on_terminatev': 0, 'main': 1}
+
+
+def test_cxx(ctx, opt):
+    """C++ exceptions thrown through three instrumented frames with guards
+    whose destructors must run, caught, rethrown, caught again; a throw and
+    catch inside one function; output and counts (destructors included)
+    exact, std::terminate never reached."""
+    name = 'cxx/exceptions/' + opt
+    binary, err = build(ctx, 'cxx_throw.' + opt, ['cxx_throw.cpp'], ['-' + opt, '-Wall'], cc='g++')
+    if err:
+        return [(name, [err])]
+    syms = ctx.syms(binary)
+    exp = dict(CXX_EXPECT)
+    for base, n in (('_ZN5GuardC', 65), ('_ZN5GuardD', 65)):
+        have = [s for s in (base + '1Ei', base + '2Ei', base + '1Ev', base + '2Ev') if s in syms]
+        if not have:
+            return [(name, ['no %s* in the symtab' % base])]
+        exp[have[0]] = n
+    miss = missing_syms(syms, exp)
+    if miss:
+        return [(name, ['not in symtab: %s' % miss])]
+    nat = rt.run_proc([binary])
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', binary]
+    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = same_as_native(nat, lp)
+    calls = load_calls_safe(outdir, probs)
+    if calls is not None:
+        probs += count_problems(module_counts(calls, binary, syms, list(exp)), exp)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:6])]
+
+
+def test_backtrace(ctx, opt):
+    """glibc backtrace() + backtrace_symbols from nested instrumented calls
+    (-rdynamic): the same frame count and names as natively."""
+    name = 'unwind/backtrace/' + opt
+    binary, err = build(ctx, 'bt.' + opt, ['bt.c'], ['-' + opt, '-rdynamic', '-Wall'])
+    if err:
+        return [(name, [err])]
+    nat = rt.run_proc([binary])
+    if b' show inner middle outer main' not in nat[1]:
+        return [(name, ['native output lacks the call chain: %s' % rt.short(nat[1])])]
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', binary]
+    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = same_as_native(nat, lp)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:4])]
+
+
+def gdb_frames(binary, core):
+    """Function names of `bt` on CORE, innermost first."""
+    r = subprocess.run(['gdb', '-batch', '-nx', '-ex', 'bt', binary, core],
+                       capture_output=True, text=True, timeout=120)
+    names = []
+    for line in r.stdout.splitlines():
+        m = re.match(r'#\d+\s+(?:0x[0-9a-f]+ in )?(\S+) \(', line)
+        if m:
+            names.append(m.group(1))
+        elif re.match(r'#\d+', line):
+            names.append('?')
+    return names, r.stdout
+
+
+def find_core(d):
+    cores = [f for f in os.listdir(d) if f == 'core' or f.startswith('core.')]
+    return os.path.join(d, cores[0]) if cores else None
+
+
+def test_gdb_core(ctx):
+    """abort() inside main -> outer -> middle -> inner under lazyprobe, core
+    dumped: gdb's `bt` on the core shows the same chain of the program's
+    functions as on a native core."""
+    name = 'unwind/gdb_core'
+    if open('/proc/sys/kernel/core_pattern').read().startswith('|'):
+        return [(name, ['cannot test: core_pattern is a pipe (%s)' %
+                        open('/proc/sys/kernel/core_pattern').read().strip()])]
+    binary, err = build(ctx, 'core_abort', ['core_abort.c'], ['-O2', '-g', '-Wall'])
+    if err:
+        return [(name, [err])]
+    scratch = ctx.scratch(name)
+    ours = ('inner', 'middle', 'outer', 'main')
+    chains = {}
+    nd, ld = os.path.join(scratch, 'native'), os.path.join(scratch, 'lp')
+    os.makedirs(nd)
+    os.makedirs(ld)
+    nat = run_in([binary], cwd=nd, core=True)
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', os.path.join(scratch, 'out'), '--', binary]
+    lp = run_in(cmd, cwd=ld, core=True)
+    probs = same_as_native(nat, lp)
+    for what, d in (('native', nd), ('lazyprobe', ld)):
+        core = find_core(d)
+        if not core:
+            probs.append('%s run left no core file in %s' % (what, d))
+            continue
+        names, text = gdb_frames(binary, core)
+        chains[what] = ([n for n in names if n in ours], names)
+    if 'native' in chains and chains['native'][0] != list(ours):
+        probs.append('native bt: %s (expected %s)' % (chains['native'][1], list(ours)))
+    elif 'native' in chains and 'lazyprobe' in chains and \
+            chains['lazyprobe'][0] != chains['native'][0]:
+        probs.append('gdb bt on the core under lazyprobe: %s; native: %s' %
+                     (chains['lazyprobe'][1], chains['native'][1]))
+    if probs:
+        probs[0] += repro(['cd', ld, '&&', 'ulimit -c unlimited', '&&'] + cmd +
+                          ['; gdb -batch -ex bt', binary, 'core'])
+    return [(name, probs[:4])]
+
+
+def perf_share(data, comm, sym):
+    """Percentage of COMM's cpu-clock samples whose symbol contains SYM."""
+    r = subprocess.run(['perf', 'report', '-i', data, '--stdio', '--comm', comm, '--sort', 'sym'],
+                       capture_output=True, text=True, timeout=120)
+    share = 0.0
+    top = []
+    for line in r.stdout.splitlines():
+        m = re.match(r'\s*([\d.]+)%\s+\[[.k]\]\s+(.*\S)', line)
+        if m:
+            top.append((m.group(2), float(m.group(1))))
+            if sym in m.group(2):
+                share += float(m.group(1))
+    return share, top[:3], r
+
+
+def test_perf(ctx):
+    """perf record -e cpu-clock on a program that spends its time in
+    hot_loop: natively perf names hot_loop; under lazyprobe the samples land
+    in the copy and perf report must still name it (through
+    /tmp/perf-PID.map) for at least half of the samples."""
+    name = 'unwind/perf_map'
+    if not shutil.which('perf'):
+        return [(name, ['perf is not installed'])]
+    binary, err = build(ctx, 'perf_hot', ['perf_hot.c'], ['-O2', '-Wall'])
+    if err:
+        return [(name, [err])]
+    scratch = ctx.scratch(name)
+    ndata, ldata = os.path.join(scratch, 'native.data'), os.path.join(scratch, 'lp.data')
+    outdir = os.path.join(scratch, 'out')
+    nat = rt.run_proc(['perf', 'record', '-q', '-e', 'cpu-clock', '-o', ndata, '--', binary],
+                      timeout=120)
+    nshare, ntop, r = perf_share(ndata, 'perf_hot', 'hot_loop')
+    if nat[0] != 0 or nshare < 50:
+        return [(name, ['perf does not work natively here (status %d, hot_loop %.1f%%, top %s): %s'
+                        % (nat[0], nshare, ntop, rt.short(nat[2] + r.stderr.encode()))])]
+    cmd = ['perf', 'record', '-q', '-e', 'cpu-clock', '-o', ldata, '--', ctx.lp, 'run', '-c',
+           'calls', '-o', outdir, '--', binary]
+    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = []
+    if lp[0] != 0 or lp[1] != nat[1]:
+        probs.append('status %d stdout %s (native %s)' % (lp[0], rt.short(lp[1]), rt.short(nat[1])))
+    lshare, ltop, _ = perf_share(ldata, 'perf_hot', 'hot_loop')
+    if lshare < 50:
+        probs.append('perf report names hot_loop for %.1f%% of the samples (native %.1f%%); '
+                     'top symbols %s' % (lshare, nshare, ltop))
+    calls = load_calls_safe(outdir, probs)
+    if calls is not None:
+        for p in calls.get('processes') or []:     # the map of our target only
+            try:
+                os.unlink('/tmp/perf-%d.map' % int(p.get('pid')))
+            except (OSError, TypeError, ValueError):
+                pass
+    if probs:
+        probs[0] += repro(cmd + ['; perf report -i', ldata, '--comm perf_hot --sort sym'])
+    return [(name, probs[:4])]
+
+
 # ------------------------------------------------------------------- jobs ---
 
 def jobs(ctx):
@@ -651,4 +824,10 @@ def jobs(ctx):
     # 3. shared libraries
     for mode in ('default', 'include', 'include_libc', 'exclude', 'exclude_func', 'last_rule'):
         j.append(('shlib/' + mode, lambda m=mode: test_shlib(ctx, m)))
+    # 4. exceptions, unwinding
+    for o in ('O0', 'O2'):
+        j.append(('cxx/exceptions/' + o, lambda o=o: test_cxx(ctx, o)))
+        j.append(('unwind/backtrace/' + o, lambda o=o: test_backtrace(ctx, o)))
+    j.append(('unwind/gdb_core', lambda: test_gdb_core(ctx)))
+    j.append(('unwind/perf_map', lambda: test_perf(ctx)))
     return j
