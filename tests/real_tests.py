@@ -808,6 +808,102 @@ def test_perf(ctx):
     return [(name, probs[:4])]
 
 
+# ------------------------------------------------------- 5. attach/detach ---
+
+LONGRUN_NAMES = ['tick', 'tock', 'run_loop', 'worker', 'main']
+LONGRUN_TICKS = 2000
+
+
+def read_progress(path):
+    try:
+        return int(open(path).read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def test_attach(ctx, how):
+    """lazyprobe attach to a running program (3 threads, ~3 s) for about a
+    second, ended by --duration 1 (duration) or by SIGINT to lazyprobe
+    (sigint).  The program goes on and ends as natively (output, status),
+    is never left stopped; counts: 0 < tick, tock <= TICKS x iterations that
+    ran during the window (from the program's progress file read before the
+    attach and after lazyprobe ended); run_loop, worker and main, entered
+    before the attach and on the stack, count 0."""
+    name = 'attach/' + how
+    binary, err = build(ctx, 'longrun', ['longrun.c'], ['-O2', '-Wall', '-pthread'])
+    if err:
+        return [(name, [err])]
+    syms = ctx.syms(binary)
+    scratch = ctx.scratch(name)
+    outdir = os.path.join(scratch, 'out')
+    nprog, lprog = os.path.join(scratch, 'native.progress'), os.path.join(scratch, 'target.progress')
+    native = subprocess.Popen([binary, nprog], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, start_new_session=True)
+    target = subprocess.Popen([binary, lprog], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, start_new_session=True)
+    reader = LineReader(target.stdout)
+    probs = []
+    lpp = None
+    cmd = [ctx.lp, 'attach', '-c', 'calls', '-o', outdir] + \
+        (['--duration', '1'] if how == 'duration' else []) + [str(target.pid)]
+    try:
+        if not reader.wait_for(rb'^iteration 2$', 30):
+            probs.append('the target printed no "iteration 2"')
+            return [(name, probs)]
+        p0 = read_progress(lprog)
+        lpp = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, start_new_session=True)
+        if how == 'sigint':
+            time.sleep(1.0)
+            lpp.send_signal(signal.SIGINT)
+        try:
+            lout, lerr = lpp.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            rt.kill_group(lpp)
+            lout, lerr = lpp.communicate()
+            probs.append('lazyprobe attach did not end within 60 s')
+        p1 = read_progress(lprog)
+        st = proc_state(target.pid)
+        if st in ('T', 't'):
+            probs.append('target left stopped (State %s) after lazyprobe ended' % st)
+        if lpp.returncode != 0:
+            probs.append('lazyprobe attach: status %d: %s' % (rt.status_of(lpp.returncode),
+                                                              rt.short(lerr)))
+        try:
+            target.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            probs.append('target did not finish (State %s)' % proc_state(target.pid))
+        tout = reader.text()
+        terr = target.stderr.read()
+        nout, nerr = native.communicate(timeout=60)
+        if tout != nout or terr != nerr:
+            probs.append('target output differs from the native run: %s' % rt.first_diff(nout, tout))
+        if rt.status_of(target.returncode) != rt.status_of(native.returncode):
+            probs.append('target status %s, native %s' % (rt.status_of(target.returncode),
+                                                          rt.status_of(native.returncode)))
+        calls = load_calls_safe(outdir, probs)
+        if calls is not None:
+            got = module_counts(calls, binary, syms, LONGRUN_NAMES)
+            bound = (p1 - p0 + 1) * LONGRUN_TICKS
+            for fn in ('tick', 'tock'):
+                if not 0 < got[fn] <= bound:
+                    probs.append('%s: count %d, expected in (0, %d] (iterations %d..%d ran '
+                                 'during the attach)' % (fn, got[fn], bound, p0, p1))
+            probs += count_problems(got, {'run_loop': 0, 'worker': 0, 'main': 0},
+                                    'on the stack at attach: ')
+            pids = [p.get('pid') for p in calls.get('processes') or []]
+            if pids != [target.pid]:
+                probs.append('calls.json processes %s, expected [%d]' % (pids, target.pid))
+    finally:
+        for p in (target, native, lpp):     # only what this test started
+            if p is not None and p.poll() is None:
+                rt.kill_group(p)
+                p.wait()
+    if probs:
+        probs[0] += repro(['%s %s &' % (binary, lprog), ';'] + cmd)
+    return [(name, probs[:6])]
+
+
 # ------------------------------------------------------------------- jobs ---
 
 def jobs(ctx):
@@ -830,4 +926,7 @@ def jobs(ctx):
         j.append(('unwind/backtrace/' + o, lambda o=o: test_backtrace(ctx, o)))
     j.append(('unwind/gdb_core', lambda: test_gdb_core(ctx)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))
+    # 5. attach/detach
+    for how in ('duration', 'sigint'):
+        j.append(('attach/' + how, lambda h=how: test_attach(ctx, h)))
     return j
