@@ -904,6 +904,102 @@ def test_attach(ctx, how):
     return [(name, probs[:6])]
 
 
+# ----------------------------------------------------- 6. machine details ---
+
+ENDBR_PROGRAMS = ['fib', 'funcptr', 'jumptable', 'tailcall', 'tiny', 'qsort_cb']
+
+
+def test_endbr(ctx, prog_name):
+    """A corpus program built with -fcf-protection=full (every entry starts
+    with endbr64): output and the corpus counts exact."""
+    name = 'machine/endbr64/%s' % prog_name
+    binary, err = rt.build_extra(ctx, prog_name, 'O2-cet', ['-O2', '-g0', '-fcf-protection=full',
+                                                            '-fpie', '-pie'])
+    if err:
+        return [(name, [err])]
+    dis = subprocess.run(['objdump', '-d', '--no-show-raw-insn', binary], capture_output=True,
+                         text=True).stdout
+    if not re.search(r'<main>:\n\s*[0-9a-f]+:\s*endbr64', dis):
+        return [(name, ['main does not start with endbr64: the flag did nothing'])]
+    return check_corpus_binary(ctx, name, prog_name, binary, binary)
+
+
+def check_corpus_binary(ctx, name, prog_name, binary, sym_path, collectors='calls', opts=()):
+    prog = ctx.progs[prog_name]
+    scratch = ctx.scratch(name)
+    outdir = os.path.join(scratch, 'out')
+    args = [a.replace('{outdir}', outdir).replace('{scratch}', scratch) for a in prog.args]
+    nat = rt.run_proc([binary] + args, prog.stdin)
+    cmd = [ctx.lp, 'run', '-c', collectors] + list(opts) + ['-o', outdir, '--', binary] + args
+    lp = rt.run_proc(cmd, prog.stdin, timeout=RUN_TIMEOUT)
+    probs = same_as_native(nat, lp)
+    calls = load_calls_safe(outdir, probs)
+    if calls is not None:
+        probs += rt.check_counts(calls, rt.resolve_expect(prog, nat[1]), ctx.syms(sym_path),
+                                 binary, False)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:6])]
+
+
+REAL_PROGRAMS = {
+    # name: (sources, flags, {function: count}, args)
+    'avx2': (['avx2.c'], ['-O3', '-mavx2', '-mfma', '-Wall'],
+             {'vadd': 1000, 'vmul': 1000, 'dot': 50, 'saxpy': 50, 'combine': 1000, 'main': 1}, []),
+    'redzone': (['redzone.c'], ['-O2', '-Wall'],
+                {'rz_sum': 3000, 'rz_table': 3000, 'rz_swap': 3000, 'main': 1}, []),
+    'altstack': (['altstack.c'], ['-O2', '-Wall'],
+                 {'on_usr1': 20, 'nested_a': 20, 'nested_b': 20, 'raiser': 20, 'on_segv': 1,
+                  'main': 1}, []),
+}
+for _m, _f in (('ud2', 'bad_op'), ('segv', 'bad_load'), ('int3', 'own_trap')):
+    REAL_PROGRAMS['sigctx_' + _m] = (['sigctx.c'], ['-O2', '-Wall'],
+                                     {'bad_op': 0, 'bad_load': 0, 'own_trap': 0, _f: 10,
+                                      'on_signal': 10, 'main': 1}, [_m])
+
+
+def test_real_program(ctx, key, collectors='calls'):
+    """A tests/real program with its counts by construction (REAL_PROGRAMS):
+    same output and status as natively, counts exact.  With arcs or coverage
+    in COLLECTORS the copies carry block probes too; the counts are then
+    checked from a calls collector run alongside."""
+    srcs, flags, exp, args = REAL_PROGRAMS[key]
+    name = 'machine/%s%s' % (key.replace('_', '/'),
+                             '' if collectors == 'calls' else '/' + collectors.replace(',', '+'))
+    if key == 'avx2':
+        flags_cpu = open('/proc/cpuinfo').read()
+        if not re.search(r'^flags\s*:.*\bavx2\b', flags_cpu, re.M) or \
+                not re.search(r'^flags\s*:.*\bfma\b', flags_cpu, re.M):
+            return [(name, [])]          # no AVX2 here: nothing to test
+    binary, err = build(ctx, key.split('_')[0], srcs, flags)
+    if err:
+        return [(name, [err])]
+    syms = ctx.syms(binary)
+    miss = missing_syms(syms, exp)
+    if miss:
+        return [(name, ['not in symtab: %s' % miss])]
+    if key == 'redzone':
+        dis = subprocess.run(['objdump', '-d', '--no-show-raw-insn', binary], capture_output=True,
+                             text=True).stdout
+        for fn in ('rz_sum', 'rz_table', 'rz_swap'):
+            body = re.search(r'<%s>:\n(.*?)\n\n' % fn, dis, re.S)
+            body = body.group(1) if body else ''
+            if not re.search(r'-0x[0-9a-f]+\(%rsp', body) or re.search(r'sub\s+\$0x[0-9a-f]+,%rsp', body):
+                return [(name, ['%s does not use the red zone in this build' % fn])]
+    nat = rt.run_proc([binary] + args)
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    cmd = [ctx.lp, 'run', '-c', collectors, '-o', outdir, '--', binary] + args
+    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = same_as_native(nat, lp)
+    if 'calls' in collectors.split(','):
+        calls = load_calls_safe(outdir, probs)
+        if calls is not None:
+            probs += count_problems(module_counts(calls, binary, syms, list(exp)), exp)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:6])]
+
+
 # ------------------------------------------------------------------- jobs ---
 
 def jobs(ctx):
@@ -929,4 +1025,12 @@ def jobs(ctx):
     # 5. attach/detach
     for how in ('duration', 'sigint'):
         j.append(('attach/' + how, lambda h=how: test_attach(ctx, h)))
+    # 6. machine details
+    for pn in ENDBR_PROGRAMS:
+        j.append(('machine/endbr64/' + pn, lambda pn=pn: test_endbr(ctx, pn)))
+    for key in REAL_PROGRAMS:
+        j.append(('machine/' + key.replace('_', '/'), lambda k=key: test_real_program(ctx, k)))
+    for coll in ('coverage,calls', 'arcs,calls'):
+        j.append(('machine/redzone/' + coll.replace(',', '+'),
+                  lambda c=coll: test_real_program(ctx, 'redzone', c)))
     return j
