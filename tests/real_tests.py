@@ -1000,6 +1000,87 @@ def test_real_program(ctx, key, collectors='calls'):
     return [(name, probs[:6])]
 
 
+# ---------------------------------------------------------------- 7. faults ---
+
+TSLEEPER = {'t_work': 100, 'worker': 4, 'ready': 1, 'never': 0, 'main': 1}
+
+
+def start_tsleeper(ctx, outdir, args):
+    binary, err = build(ctx, 'tsleeper', ['tsleeper.c'], ['-O2', '-Wall', '-pthread'])
+    if err:
+        return None, None, None, None, err
+
+    def nocore():
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', binary] + args
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True, preexec_fn=nocore)
+    reader = LineReader(p.stdout)
+    m = reader.wait_for(rb'^READY pid=(\d+)', RUN_TIMEOUT)
+    if not m:
+        rt.kill_group(p)
+        p.wait()
+        return None, None, None, cmd, 'no READY line: %s' % rt.short(reader.text(5))
+    return p, reader, int(m.group(1)), cmd, binary
+
+
+def test_fault(ctx, victim, sig, handled=False):
+    """tsleeper (4 threads blocked, main in pause) under lazyprobe; VICTIM
+    ('target' or 'lazyprobe') gets SIG.  lazyprobe ends with the target's
+    status (128+SIG, or 3 when the target handles SIGINT/SIGTERM and exits),
+    calls.json says how it ended and has the exact counts, and the target is
+    gone, never left stopped."""
+    signame = signal.Signals(sig).name
+    name = 'faults/%s_%s/threads%s' % (victim, signame, '/handled' if handled else '')
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    p, reader, pid, cmd, binary = start_tsleeper(ctx, outdir, ['handle'] if handled else [])
+    if p is None:
+        return [(name, [binary if cmd is None else binary + repro(cmd)])]
+    probs = []
+    try:
+        os.kill(pid if victim == 'target' else p.pid, sig)
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            probs.append('lazyprobe did not end within 60 s after %s (target State %s)' %
+                         (signame, proc_state(pid)))
+            return [(name, probs + [repro(cmd)])]
+        left = wait_gone(pid, 5)
+        if left:
+            probs.append('target still there 5 s after lazyprobe ended, State %s' % left)
+        out = reader.text()
+        err = p.stderr.read()
+        want = 3 if handled else 128 + sig
+        if rt.status_of(p.returncode) != want:
+            probs.append('lazyprobe status %d, expected %d: %s' %
+                         (rt.status_of(p.returncode), want, rt.short(err)))
+        if handled and not out.endswith(b'bye\n'):
+            probs.append('the target did not exit through its handler: stdout %s' % rt.short(out))
+        calls = load_calls_safe(outdir, probs)
+        if calls is not None:
+            procs = calls.get('processes') or []
+            want_end = 'exit 3' if handled else 'signal %d' % sig
+            if [pr.get('end') for pr in procs] != [want_end]:
+                probs.append('calls.json processes end %s, expected [%r]' %
+                             ([pr.get('end') for pr in procs], want_end))
+            exp = dict(TSLEEPER, on_quit=1 if handled else 0)
+            probs += count_problems(module_counts(calls, binary, ctx.syms(binary), list(exp)), exp)
+        if not os.path.isfile(os.path.join(outdir, 'lazyprobe.%d.counters' % pid)):
+            probs.append('no lazyprobe.%d.counters' % pid)
+    finally:
+        if p.poll() is None:
+            rt.kill_group(p)
+            p.wait()
+        if rt.pid_alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)     # the target this test started
+            except ProcessLookupError:
+                pass
+    if probs:
+        probs[0] += repro(cmd + ['; kill -%s <%s> after READY' % (signame, victim)])
+    return [(name, probs[:6])]
+
+
 # ------------------------------------------------------------------- jobs ---
 
 def jobs(ctx):
@@ -1033,4 +1114,12 @@ def jobs(ctx):
     for coll in ('coverage,calls', 'arcs,calls'):
         j.append(('machine/redzone/' + coll.replace(',', '+'),
                   lambda c=coll: test_real_program(ctx, 'redzone', c)))
+    # 7. faults
+    for sig in (signal.SIGSEGV, signal.SIGABRT, signal.SIGTERM, signal.SIGKILL):
+        j.append(('faults/target_%s/threads' % sig.name, lambda s=sig: test_fault(ctx, 'target', s)))
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        j.append(('faults/lazyprobe_%s/threads' % sig.name,
+                  lambda s=sig: test_fault(ctx, 'lazyprobe', s)))
+        j.append(('faults/lazyprobe_%s/threads/handled' % sig.name,
+                  lambda s=sig: test_fault(ctx, 'lazyprobe', s, True)))
     return j
