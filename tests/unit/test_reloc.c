@@ -7,7 +7,7 @@
  * target (through any probes and edge stubs on the way).  Probe shapes and
  * placements (entry, block cover/count, edges on fall, taken, table and
  * return, call sites, shared flag saves), flags liveness, the blocks and
- * edges of the CFG and the spanning-tree property are checked here; the
+ * edges of the CFG, the origin map and the spanning-tree property are checked here; the
  * execution oracle is in test_flow.c.  No arguments; exit status 0 when all
  * pass. */
 #include <inttypes.h>
@@ -144,6 +144,25 @@ static void oracle(const char *name, const fn_case *c, const reloc_plan *p, cons
   }
 }
 
+/* The origin map: sorted ranges from offset 0, neighbours distinct, and the
+ * range holding each instruction's copy names that instruction. */
+static void check_origins(const char *name, const fn_case *c, const reloc_plan *p, size_t copy_size) {
+  size_t n;
+  const reloc_origin *o = reloc_origins(p, &n);
+  CHECK(n > 0 && o[0].offset == 0, "origin map does not start at 0");
+  for (size_t k = 1; k < n; k++)
+    CHECK(o[k - 1].offset < o[k].offset && o[k - 1].orig != o[k].orig && o[k].offset < copy_size,
+          "origin ranges %zu, %zu out of order", k - 1, k);
+  reloc_function_desc d = desc(c);
+  for (uint64_t a = d.lo; a < d.hi && n > 0; a++) {
+    int64_t off = reloc_copy_offset(p, a);
+    if (off < 0) continue;
+    size_t k = 0;
+    while (k + 1 < n && o[k + 1].offset <= (size_t)off) k++;
+    CHECK(o[k].orig == a, "copy of 0x%" PRIx64 " lies in a range of 0x%" PRIx64, a, o[k].orig);
+  }
+}
+
 /* Plans C, emits at DEST; checks EXPECT (when given) and runs the oracle.
  * Returns the plan (caller frees) and the copy in *OUT. */
 static reloc_plan *run(const fn_case *c, const reloc_probes *probes, uint64_t dest,
@@ -185,6 +204,7 @@ static reloc_plan *run(const fn_case *c, const reloc_probes *probes, uint64_t de
     }
   }
   oracle(name, c, p, *out, dest, info->copy_size);
+  check_origins(name, c, p, info->copy_size);
   return p;
 }
 
