@@ -195,6 +195,9 @@ typedef struct reloc_origin {
 } reloc_origin;
 const reloc_origin *reloc_origins(const reloc_plan *plan, size_t *n);
 
+/* The copy's size (reloc_info.copy_size). */
+size_t reloc_copy_size(const reloc_plan *plan);
+
 void reloc_plan_free(reloc_plan *plan);
 
 #endif

@@ -419,6 +419,8 @@ const reloc_origin *reloc_origins(const reloc_plan *plan, size_t *n) {
   return plan->origins;
 }
 
+size_t reloc_copy_size(const reloc_plan *plan) { return plan->copy_size; }
+
 int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig) {
   long i = reloc_insn_at(plan, orig);
   return i < 0 ? -1 : plan->copy_off[i];
