@@ -23,6 +23,11 @@
  *    callee of the copy giving the same frames as through the original (the
  *    copy's frame in the copy).  Negative control: the same throw through an
  *    unregistered copy must end the child by std::terminate.
+ * 3. The target side (core/unwind.c, core_remote_call): a forked child,
+ *    traced and stopped, gets the fragment registered by a flush (a remote
+ *    call of its __register_frame_info); then it runs the copy's catch
+ *    clauses itself.  core_remote_call is also checked on six arguments and
+ *    the stack alignment the ABI promises at a function's entry.
  * No arguments; exit status 0 when all pass (77, skipped, without g++). */
 #include <dlfcn.h>
 #include <elf.h>
@@ -36,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,7 +49,9 @@
 #include "image.h"
 #include "reloc.h"
 #include "reloc_unwind.h"
+#include "target.h"
 #include "unit.h"
+#include "unwind.h"
 
 static int failures, checks;
 
@@ -99,6 +107,8 @@ static const char source[] =
     "  case 3: return sink((volatile char *)&k, v); case 4: return v << 2; case 5: return v ^ 55; default: return 0; }\n"
     "}\n"
     "int spec(int x) noexcept(false) { try { return thrower(x); } catch (double) { return -8; } }\n"
+    "long six(long a, long b, long c, long d, long e, long f) { return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f; }\n"
+    "int stack_aligned(void) { volatile char x __attribute__((aligned(16))) = 1; return ((unsigned long)&x & 15) == 0 && x; }\n"
     "}\n";
 
 static const struct variant {
@@ -528,6 +538,89 @@ static void test_execution(const char *tag, const char *path) {
 
 /* }=== */
 
+/* {=== the target side: registration through ptrace ===*/
+
+static int traced_child(int (*fn)(int), int (*native)(int)) {
+  alarm(20);
+  if (ptrace(PTRACE_TRACEME, 0, 0, 0) != 0) return 10;
+  kill(getpid(), SIGSTOP); /* the parent registers the copy's fragment meanwhile */
+  static const int args[] = {5, -1, 7, 8, 0};
+  for (size_t k = 0; k < sizeof args / sizeof *args; k++)
+    if (fn(args[k]) != native(args[k])) return 11;
+  return 0;
+}
+
+static void remote_steps(const char *name, pid_t pid, void *so, const copy *c) {
+  core_target t;
+  if (core_target_open(pid, &t) != LP_OK) {
+    CHECK(0, "%s", lp_error());
+    return;
+  }
+  uint64_t scratch = (uint64_t)c->mem + c->region - 16, data = (uint64_t)c->mem + 3 * c->region / 4, ret = 0;
+  int deferred = 0;
+  uint64_t args[6] = {1, 2, 3, 4, 5, 6};
+  CHECK(core_remote_call(&t, pid, scratch, (uint64_t)dlsym(so, "six"), args, &ret, &deferred) == LP_OK &&
+            ret == 1 + 4 + 9 + 16 + 25 + 36,
+        "remote six(1..6) = %" PRIu64 ": %s", ret, lp_error());
+  CHECK(core_remote_call(&t, pid, scratch, (uint64_t)dlsym(so, "stack_aligned"), args, &ret, &deferred) == LP_OK &&
+            (int)ret == 1,
+        "remote call entered with a misaligned stack (%" PRIu64 ")", ret);
+  core_unwind *u = NULL;
+  void *gcc_s = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+  void *reg = gcc_s ? dlsym(gcc_s, "__register_frame_info") : NULL;
+  size_t used = 0;
+  CHECK(reg != NULL, "no __register_frame_info");
+  if (reg && core_unwind_new(&u) == LP_OK && core_unwind_add(u, (uint64_t)c->mem, &c->u) == LP_OK) {
+    size_t want = core_unwind_flush_size(u);
+    CHECK(core_unwind_pending(u) == 1 && want > CORE_UNWIND_OBJECT_ROOM, "pending %zu, %zu bytes",
+          core_unwind_pending(u), want);
+    CHECK(core_unwind_flush(u, &t, pid, scratch, (uint64_t)reg, data, want - 1, &used, &deferred) != LP_OK &&
+              used == 0 && core_unwind_pending(u) == 1,
+          "a flush without room must fail and keep the fragments");
+    CHECK(core_unwind_flush(u, &t, pid, scratch, (uint64_t)reg, data, c->region / 8, &used, &deferred) == LP_OK &&
+              used == want && core_unwind_pending(u) == 0,
+          "flush: %s", lp_error());
+  }
+  core_unwind_free(u);
+  CHECK(deferred == 0, "signal %d deferred", deferred);
+  core_target_close(&t);
+}
+
+static void test_remote(const char *tag, const char *path) {
+  char name[64];
+  snprintf(name, sizeof name, "%s target side", tag);
+  void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!so) return;
+  loaded l = {.base = (uint64_t)dlsym(so, "catcher")};
+  dl_iterate_phdr(find_loaded, &l);
+  copy c;
+  if (l.frame.data && make_copy(name, &l, dlsym(so, "catcher"), false, &c)) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) _exit(traced_child((int (*)(int))(void *)c.mem, (int (*)(int))dlsym(so, "catcher")));
+    int status = 0;
+    bool stopped = pid > 0 && waitpid(pid, &status, 0) == pid && WIFSTOPPED(status);
+    CHECK(stopped, "child did not stop (status 0x%x)", status);
+    if (stopped) {
+      remote_steps(name, pid, so, &c);
+      ptrace(PTRACE_DETACH, pid, 0, 0);
+      waitpid(pid, &status, 0);
+      CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child's catch through the registered copy: status 0x%x",
+            status);
+    } else if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+    munmap(c.mem, c.region);
+    reloc_plan_free(c.plan);
+    reloc_unwind_free(&c.u);
+  }
+  free(l.bytes);
+  dlclose(so);
+}
+
+/* }=== */
+
 int main(void) {
   const char *name = "setup";
   char dir[] = "/tmp/test_unwind.XXXXXX";
@@ -547,6 +640,7 @@ int main(void) {
     } else {
       test_oracle(variants[v].tag, so);
       test_execution(variants[v].tag, so);
+      test_remote(variants[v].tag, so);
     }
     free(cmd);
     free(so);
