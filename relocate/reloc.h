@@ -185,13 +185,15 @@ int64_t reloc_cover_probe_offset(const reloc_plan *plan, size_t block);
  * the probes and the jmp after a falling-through instruction have the address
  * that follows it; an edge stub has its target's address (the branch's own
  * when the target is outside the function); the rewritten jump tables have
- * RELOC_ORIGIN_DATA (no code runs there).  Range k is [offset, next offset),
- * the last ends at copy_size.  Sorted by offset, no two neighbours alike;
- * valid while the plan lives. */
+ * RELOC_ORIGIN_DATA (no code runs there).  Inside a probe's flags save rsp
+ * is below where the original has it: sp_below says by how much.  Range k
+ * is [offset, next offset), the last ends at copy_size.  Sorted by offset,
+ * no two neighbours alike; valid while the plan lives. */
 #define RELOC_ORIGIN_DATA 0
 typedef struct reloc_origin {
-  size_t offset; /* in the copy */
-  uint64_t orig; /* original run-time address, or RELOC_ORIGIN_DATA */
+  size_t offset;     /* in the copy */
+  uint64_t orig;     /* original run-time address, or RELOC_ORIGIN_DATA */
+  uint32_t sp_below; /* bytes rsp is below the original's here (0, 128, 136) */
 } reloc_origin;
 const reloc_origin *reloc_origins(const reloc_plan *plan, size_t *n);
 

@@ -43,15 +43,17 @@ typedef struct layout_ctx {
   bool record_failed;
 } layout_ctx;
 
-/* From here on the copy stands for original address ORIG (reloc_origins). */
-static void origin(layout_ctx *c, uint64_t orig) {
+/* From offset AT on, the copy stands for original address ORIG with rsp
+ * SP_BELOW bytes lower than there (reloc_origins). */
+static void origin_at(layout_ctx *c, size_t at, uint64_t orig, uint32_t sp_below) {
   reloc_plan *p = c->record;
-  size_t at = c->w->offset;
   if (!p || c->record_failed) return;
-  if (p->norigins && p->origins[p->norigins - 1].orig == orig) return;
-  if (p->norigins && p->origins[p->norigins - 1].offset == at) { /* nothing written under it */
+  reloc_origin *last = p->norigins ? &p->origins[p->norigins - 1] : NULL;
+  if (last && last->orig == orig && last->sp_below == sp_below) return;
+  if (last && last->offset == at) { /* nothing written under it */
     p->norigins--;
-    if (p->norigins && p->origins[p->norigins - 1].orig == orig) return;
+    last = p->norigins ? &p->origins[p->norigins - 1] : NULL;
+    if (last && last->orig == orig && last->sp_below == sp_below) return;
   }
   if (p->norigins == p->caporigins) {
     size_t cap = p->caporigins ? 2 * p->caporigins : 64;
@@ -63,7 +65,16 @@ static void origin(layout_ctx *c, uint64_t orig) {
     p->origins = grown;
     p->caporigins = cap;
   }
-  p->origins[p->norigins++] = (reloc_origin){at, orig};
+  p->origins[p->norigins++] = (reloc_origin){at, orig, sp_below};
+}
+
+/* From here on the copy stands for original address ORIG. */
+static void origin(layout_ctx *c, uint64_t orig) { origin_at(c, c->w->offset, orig, 0); }
+
+/* The flags save moves rsp under the current origin. */
+static void origin_sp(layout_ctx *c, size_t at, uint32_t sp_below) {
+  const reloc_plan *p = c->record;
+  if (p && p->norigins) origin_at(c, at, p->origins[p->norigins - 1].orig, sp_below);
 }
 
 static void queue(layout_ctx *c, size_t slot, bool cover, bool live) {
@@ -77,7 +88,12 @@ static void flush(layout_ctx *c) {
     save |= c->queue[k].live;
     c->nsaved += c->queue[k].live;
   }
-  if (save) x64_put_flags_save(c->w);
+  if (save) {
+    size_t at = c->w->offset;
+    x64_put_flags_save(c->w);
+    origin_sp(c, at + X64_FLAGS_SAVE_LEA_LEN, X64_RED_ZONE);
+    origin_sp(c, c->w->offset, X64_FLAGS_SAVED_BELOW);
+  }
   for (size_t k = 0; k < c->nqueued; k++) {
     uint64_t at = c->counters + 8 * (uint64_t)c->queue[k].slot;
     if (c->queue[k].cover && c->cover_off && c->queue[k].block >= 0)
@@ -87,7 +103,12 @@ static void flush(layout_ctx *c) {
     else
       x64_put_inc_rip_counter(c->w, at, c->p->probes.atomic);
   }
-  if (save) x64_put_flags_restore(c->w);
+  if (save) {
+    size_t at = c->w->offset;
+    x64_put_flags_restore(c->w);
+    origin_sp(c, at + X64_FLAGS_RESTORE_POPF_LEN, X64_RED_ZONE);
+    origin_sp(c, c->w->offset, 0);
+  }
   c->nqueued = 0;
 }
 

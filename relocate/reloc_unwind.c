@@ -5,7 +5,9 @@
  * register's rule and the GNU args size.  The copy's program is written
  * again from those rows along the origin map, as differences from the row
  * before (advance, then the CFA, the registers that changed, the args size),
- * a register back at its initial rule by DW_CFA_restore.  The CIE keeps the
+ * a register back at its initial rule by DW_CFA_restore; inside a probe's
+ * flags save a CFA computed from rsp gets the bytes rsp is lower there
+ * (reloc_origin.sp_below; a CFA by expression is left as it is).  The CIE keeps the
  * original factors and initial instructions (copied as they are), with code
  * alignment 1 for the new advances.  The LSDA is reloc_lsda.c's. */
 #include <inttypes.h>
@@ -16,6 +18,7 @@
 
 #define NREGS 33 /* x86-64 DWARF numbers: 0-15 general, 16 return address, 17-32 xmm */
 #define MAX_REMEMBERED 16
+#define DWARF_RSP 7
 
 enum { RULE_NONE, RULE_UNDEFINED, RULE_SAME, RULE_OFFSET, RULE_VAL_OFFSET, RULE_REGISTER,
        RULE_EXPR, RULE_VAL_EXPR };
@@ -246,6 +249,12 @@ static lp_status put_program(dw_buf *o, const interp *in, const reloc_plan *plan
     uint64_t orig = origins[k].orig;
     if (orig == RELOC_ORIGIN_DATA || orig < lo || orig > hi) continue; /* keeps the state before */
     const frame_state *s = state_at(in, orig);
+    frame_state below;
+    if (origins[k].sp_below && !s->cfa_expr && s->cfa_reg == DWARF_RSP) { /* a probe's flags save */
+      below = *s;
+      below.cfa_off += origins[k].sp_below;
+      s = &below;
+    }
     bool regs_differ = s->args_size != cur.args_size;
     for (size_t r = 0; r < NREGS && !regs_differ; r++) regs_differ = !same_rule(&cur.regs[r], &s->regs[r]);
     if (!regs_differ && same_cfa(&cur, s)) continue;

@@ -12,13 +12,12 @@
  * copy's origin map (reloc_origins): every range of the copy gets the rules
  * of the original address it stands for, so probes, widened branches,
  * reordered blocks and edge stubs all keep the frame state of the
- * instruction they belong to.  Approximate, for unwinders that stop at
- * exactly those instructions (signal handlers, profilers): a counter probe
- * that saves the flags runs `lea rsp, [rsp-128]; pushfq; ...; popfq;
- * lea rsp, [rsp+128]` and moves rsp for a few instructions without saying
- * so; a CFA defined from rsp is then off by 136 there.  Synchronous
- * unwinding (throw, backtrace from a callee) only ever stops at calls,
- * where it is exact.
+ * instruction they belong to.  Inside a counter probe's flags save
+ * (`lea rsp, [rsp-128]; pushfq; ...; popfq; lea rsp, [rsp+128]`) a CFA
+ * defined from rsp is raised by what the probe pushed, so even an unwinder
+ * stopping there (a signal handler, a profiler) is right; only a CFA given
+ * by a DWARF expression (stack realignment) is left as the original says,
+ * off by up to 136 bytes for those few instructions.
  *
  * Pointers are written absolute (DW_EH_PE_absptr, with DW_EH_PE_indirect
  * kept for the personality and type entries), so the CIE and FDE can be

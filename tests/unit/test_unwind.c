@@ -13,7 +13,8 @@
  *    reads the original from the .so and the fragment from that file, and
  *    for every original instruction X the CFA rule and the rules of
  *    registers 0-16 (16: return address) at X must equal those at the copy
- *    of X; the same for every byte the origin map gives to X (probes, stubs).
+ *    of X; the same for every byte the origin map gives to X (probes, stubs),
+ *    a CFA computed from rsp (DW_OP_bregx 7) raised by the map's sp_below.
  *    core_eh_frame_find must agree with libdw on each FDE's range.
  * 2. Execution (libgcc, libstdc++): the objects are dlopen'ed, functions
  *    relocated in-process next to them, the fragment registered with
@@ -249,8 +250,16 @@ static void oracle_function(const char *tag, const so_file *so, Dwarf_CFI *orig,
   for (size_t k = 0; copy && k < n; k++) { /* every byte of the copy that stands for code */
     uint64_t x = o[k].orig, hi = k + 1 < n ? o[k + 1].offset : info.copy_size;
     if (x == RELOC_ORIGIN_DATA || x < cc.pc_begin || x >= cc.pc_begin + cc.pc_range) continue;
+    bool w = rules_at(orig, x, want, sizeof want);
+    unsigned long long off;
+    int tail = 0;
+    if (w && o[k].sp_below && sscanf(want, "cfa(0): 92/7/%llu%n", &off, &tail) == 1) { /* rsp-based CFA */
+      char rest[sizeof want - 64];
+      snprintf(rest, sizeof rest, "%s", want + tail);
+      snprintf(want, sizeof want, "cfa(0): 92/7/%llu%s", off + o[k].sp_below, rest);
+    }
     for (uint64_t y = o[k].offset; y < hi; y++) {
-      bool w = rules_at(orig, x, want, sizeof want), g = rules_at(copy, DEST + y, got, sizeof got);
+      bool g = rules_at(copy, DEST + y, got, sizeof got);
       points++;
       if (!(w && g && !strcmp(want, got))) {
         CHECK(0, "copy +0x%" PRIx64 " standing for 0x%" PRIx64 ":\n    original %s\n    copy     %s", y, x,
