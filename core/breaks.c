@@ -18,7 +18,9 @@
 #include <string.h>
 #include <sys/user.h>
 
+#include "eh_frame.h"
 #include "reloc.h"
+#include "reloc_unwind.h"
 #include "session_internal.h"
 
 #define JMP_REL32 0xe9
@@ -251,6 +253,41 @@ static bool removed_probe(const process *p, uint64_t addr) {
 
 /* }=== */
 
+/* Names the copy of FN at DEST for perf and gives it unwind information made
+ * from the original's, registered before the next unwind.  Fails only when
+ * the function has exception tables that its copy cannot have: it must not
+ * run then, or a throw through it would end the program. */
+static lp_status describe_copy(process *p, pmodule *m, const core_function *fn, const reloc_plan *plan,
+                               uint64_t dest, uint64_t size) {
+  core_perfmap_add(&p->perfmap, dest, size, fn->name);
+  const core_eh_frame *eh = core_module_eh_frame(m->file->module);
+  core_cfi cc;
+  if (!eh || !p->unwind || core_eh_frame_find(eh, fn->addr, &cc) != LP_OK) return LP_OK;
+  const core_image *im = &m->file->image;
+  bool lsda = cc.lsda && cc.lsda >= im->base && cc.lsda < im->base + im->size;
+  reloc_cfi cfi = {.pc_begin = cc.pc_begin + m->bias,
+                   .pc_range = cc.pc_range,
+                   .code_align = cc.code_align,
+                   .data_align = cc.data_align,
+                   .ra_reg = cc.ra_reg,
+                   .signal_frame = cc.signal_frame,
+                   .cie_program = cc.cie_program,
+                   .cie_program_size = cc.cie_program_size,
+                   .fde_program = cc.fde_program,
+                   .fde_program_size = cc.fde_program_size,
+                   .personality_enc = cc.personality_enc,
+                   .personality = cc.personality_enc != 0xff ? cc.personality + m->bias : 0,
+                   .lsda = lsda ? cc.lsda + m->bias : 0,
+                   .lsda_bytes = lsda ? im->bytes + (cc.lsda - im->base) : NULL,
+                   .lsda_size = lsda ? im->base + im->size - cc.lsda : 0};
+  reloc_unwind u;
+  if (reloc_unwind_build(plan, &cfi, dest, &u) != LP_OK) return cc.lsda ? LP_ERR : LP_OK;
+  lp_status st = core_unwind_add(p->unwind, dest, &u);
+  reloc_unwind_free(&u);
+  if (st == LP_OK) st = process_arm_unwinder(p);
+  return st;
+}
+
 /* Relocates function I of module M.  With EAGER (a first hit), its direct
  * callees are relocated too, in the same stop, so that they never trap: one
  * trap round trip costs several times a relocation (docs/PERFORMANCE.md). */
@@ -302,6 +339,11 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
     free(copy);
     reloc_plan_free(plan);
     return leave_native(s, p, m, i, copy ? lp_error() : "out of memory");
+  }
+  if (describe_copy(p, m, fn, plan, dest, info.copy_size) != LP_OK) {
+    free(copy);
+    reloc_plan_free(plan);
+    return leave_native(s, p, m, i, lp_error());
   }
   lp_status st = remember_cover_probes(s, p, sf, plan, info.nblocks, dest);
   reloc_plan_free(plan);

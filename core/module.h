@@ -66,4 +66,8 @@ const uint8_t *core_module_code(const core_module *module, uint64_t addr, size_t
 /* The function whose [addr, addr+size) contains ADDR, or NULL. */
 const core_function *core_module_function_at(const core_module *module, uint64_t addr);
 
+/* The module's .eh_frame (core/eh_frame.h), NULL when it has none. */
+struct core_eh_frame;
+const struct core_eh_frame *core_module_eh_frame(const core_module *module);
+
 #endif

@@ -27,6 +27,7 @@
 #define NON_PIE_LIMIT (1ull << 31)  /* absolute jump tables need sign-extended disp32 */
 #define LATER_CODE (16ull << 20)    /* counters room for code of modules loaded later */
 #define VIEW_GAP (16 * PAGE)        /* between a view of the counters and its arena */
+#define EH_DATA_SIZE (1ull << 20)   /* read-write memory for unwind information, per mapping */
 
 static const uint8_t ret_insn[] = {0xc3};
 static const uint8_t endbr_ret_insns[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xc3};
@@ -138,6 +139,71 @@ static lp_status map_module(core_session *s, process *p, pid_t tid, uint64_t scr
   if ((uint64_t)ret != arena_at) return lp_fail("code arena mapped at 0x%" PRIx64 ", not 0x%" PRIx64, ret, arena_at);
   m->arena = (shm_arena){arena_at, arena_size, 0};
   return LP_OK;
+}
+
+/* }=== */
+
+/* {=== the unwinder: unwind information of the copies ===*/
+
+static uint64_t find_symbol(const module_file *f, const char *name) {
+  const core_module *m = f->module;
+  for (size_t i = 0; i < m->nfunctions; i++)
+    if (!strcmp(m->functions[i].name, name)) return m->functions[i].addr;
+  return 0;
+}
+
+/* Looks for libgcc's unwinder in FILE (loaded at BIAS): where it looks up
+ * unwind information, and how information is registered with it. */
+static void find_unwinder(process *p, const module_file *file, uint64_t bias) {
+  if (p->find_fde) return;
+  uint64_t find = find_symbol(file, "_Unwind_Find_FDE"), reg = find_symbol(file, "__register_frame_info");
+  if (!find || !reg) return;
+  p->find_fde = find + bias;
+  p->register_fn = reg + bias;
+}
+
+static bool is_unwinder_library(const char *path) {
+  const char *base = strrchr(path, '/');
+  return !strncmp(base ? base + 1 : path, "libgcc_s.so", 11);
+}
+
+/* A break at the unwinder's lookup while registrations are pending: they are
+ * made by the first thread that unwinds, before it looks anything up. */
+lp_status process_arm_unwinder(process *p) {
+  if (!p->find_fde || p->find_fde_armed || !p->unwind || !core_unwind_pending(p->unwind)) return LP_OK;
+  LP_CHECK(core_mem_read(&p->target, p->find_fde, &p->find_fde_byte, 1));
+  uint8_t brk = INT3;
+  LP_CHECK(core_mem_write(&p->target, p->find_fde, &brk, 1));
+  p->find_fde_armed = true;
+  return LP_OK;
+}
+
+/* Thread TID stopped at the break at _Unwind_Find_FDE (its instruction
+ * pointer already back there): the break goes, the pending information is
+ * registered from this thread, which holds none of the unwinder's locks. */
+lp_status process_register_unwind(core_session *s, process *p, pid_t tid) {
+  LP_CHECK(core_mem_write(&p->target, p->find_fde, &p->find_fde_byte, 1));
+  p->find_fde_armed = false;
+  size_t need = core_unwind_flush_size(p->unwind);
+  if (!need) return LP_OK;
+  if (p->eh_data.size - p->eh_data.used < need) {
+    uint64_t size = (need + EH_DATA_SIZE + PAGE - 1) & ~(PAGE - 1);
+    int64_t at;
+    LP_CHECK(remote(s, p, tid, p->scratch, SYS_mmap, 0, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                    (uint64_t)-1, 0, &at));
+    p->eh_data = (shm_arena){(uint64_t)at, size, 0};
+  }
+  size_t used = 0;
+  int deferred = 0;
+  lp_status st = core_unwind_flush(p->unwind, &p->target, tid, p->scratch, p->register_fn,
+                                   p->eh_data.base + p->eh_data.used, p->eh_data.size - p->eh_data.used, &used,
+                                   &deferred);
+  p->eh_data.used += (used + 15) & ~(size_t)15;
+  if (deferred && !s->deferred_sig) {
+    s->deferred_sig = deferred;
+    s->deferred_tid = tid;
+  }
+  return st;
 }
 
 /* }=== */
@@ -290,6 +356,8 @@ lp_status process_sync_modules(core_session *s, process *p, pid_t tid) {
     if (known) continue;
     char *path = library_path(p->pid, list[j].path);
     module_file *file;
+    if (path && !p->find_fde && is_unwinder_library(path) && module_file_open(s, path, &file) == LP_OK)
+      find_unwinder(p, file, list[j].bias);
     if (!path) {
       st = lp_fail("out of memory");
     } else if (core_select_module(&s->opt.select, path, false)) {
@@ -301,7 +369,8 @@ lp_status process_sync_modules(core_session *s, process *p, pid_t tid) {
   }
   core_loaded_free(list, n);
   LP_CHECK(st);
-  return arm_modules(s, p, tid, p->scratch, from);
+  LP_CHECK(arm_modules(s, p, tid, p->scratch, from));
+  return process_arm_unwinder(p);
 }
 
 /* }=== */
@@ -335,15 +404,21 @@ lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch
   uint64_t code = LATER_CODE + code_size(program->module);
   for (size_t j = 0; st == LP_OK && j < nlibs; j++) {
     char *path = library_path(p->pid, libs[j].path);
+    module_file *unwinder;
     if (!path) st = lp_fail("out of memory");
     else if (core_select_module(&s->opt.select, path, false) && module_file_open(s, path, &files[j]) != LP_OK)
       fprintf(stderr, "lazyprobe: not instrumented: %s\n", lp_error());
+    if (path && is_unwinder_library(path) && module_file_open(s, path, &unwinder) == LP_OK)
+      find_unwinder(p, unwinder, libs[j].bias);
     if (files[j]) code += code_size(files[j]->module);
     free(path);
   }
   shm_identity who = {p->pid, p->ppid, p->image, exe};
   if (st == LP_OK) st = shm_counters_create(s->opt.outdir_fd, s->opt.outdir, &who, code, s->opt.probes, &p->counters);
   pmodule *added;
+  find_unwinder(p, program, bias); /* libgcc linked in statically */
+  if (st == LP_OK) st = core_unwind_new(&p->unwind);
+  if (st == LP_OK) st = core_perfmap_open(p->pid, NULL, &p->perfmap);
   if (st == LP_OK) st = add_module(s, p, program, bias, 0, &added);
   for (size_t j = 0; st == LP_OK && j < nlibs; j++)
     if (files[j]) st = add_module(s, p, files[j], libs[j].bias, libs[j].link_map, &added);
@@ -373,6 +448,8 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   p->target.mem_fd = -1;
   p->counters.fd = -1;
   p->counters.base = NULL;
+  p->unwind = NULL; /* what the parent had not registered yet is not registered in the child */
+  p->perfmap.fd = -1;
   p->mods = calloc(parent->nmods + 1, sizeof *p->mods);
   p->pending = malloc((parent->npending + 1) * sizeof *p->pending);
   p->removed = malloc((parent->nremoved + 1) * sizeof *p->removed);
@@ -396,6 +473,8 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
     st = core_target_open(pid, &p->target);
   }
   if (st == LP_OK) st = shm_counters_fork(&parent->counters, s->opt.outdir_fd, s->opt.outdir, pid, &p->counters);
+  if (st == LP_OK) st = core_unwind_new(&p->unwind);
+  if (st == LP_OK) st = core_perfmap_open(pid, NULL, &p->perfmap);
   if (st != LP_OK) {
     process_free(p);
     return LP_ERR;
@@ -427,6 +506,8 @@ void process_free(process *p) {
   if (!p) return;
   core_target_close(&p->target);
   shm_counters_close(&p->counters);
+  if (p->unwind) core_unwind_free(p->unwind);
+  core_perfmap_close(&p->perfmap);
   for (size_t k = 0; k < p->nmods; k++) free(p->mods[k].fns);
   free(p->mods);
   free(p->pending);

@@ -143,6 +143,14 @@ static lp_status on_trap(core_session *s, thread *th, bool *ours, bool *let_go) 
     *ours = true;
     return on_loader_hook(s, th, &regs);
   }
+  if (p->find_fde_armed && at == p->find_fde) { /* an unwind begins: register the copies first */
+    *ours = true;
+    regs.rip = at;
+    LP_CHECK(core_regs_set(th->tid, &regs));
+    if (process_register_unwind(s, p, th->tid) != LP_OK)
+      fprintf(stderr, "lazyprobe: process %d: unwind information not registered: %s\n", (int)p->pid, lp_error());
+    return LP_OK;
+  }
   return breaks_on_trap(s, p, th->tid, ours);
 }
 
@@ -158,6 +166,7 @@ static lp_status new_process(pid_t pid, pid_t ppid, uint32_t image, process **ou
   p->image = image;
   p->counters.fd = -1;
   p->target.mem_fd = -1;
+  p->perfmap.fd = -1;
   lp_status st = core_target_open(pid, &p->target);
   if (st == LP_OK) st = core_auxv_get(pid, AT_ENTRY, &p->entry);
   if (st != LP_OK) {
@@ -396,6 +405,7 @@ static void detach_process(core_session *s, process *p) {
   }
   if (p->ready) breaks_restore_all(p);
   if (p->r_brk) core_mem_write(&p->target, p->r_brk, &p->r_brk_byte, 1);
+  if (p->find_fde_armed) core_mem_write(&p->target, p->find_fde, &p->find_fde_byte, 1);
   if (!p->ready) core_mem_write(&p->target, p->entry, &p->entry_byte, 1);
   if (p->counters.header && p->counters.header->end == SHM_RUNNING) p->counters.header->end = SHM_DETACHED;
   for (size_t t = s->nthreads; t-- > 0;) {

@@ -16,8 +16,10 @@
 #include "counters.h"
 #include "image.h"
 #include "module.h"
+#include "perfmap.h"
 #include "session.h"
 #include "target.h"
+#include "unwind.h"
 
 #define INT3 0xcc
 #define PAGE 4096ull
@@ -73,6 +75,13 @@ typedef struct process {
   size_t nmods;
   uint64_t r_debug, r_brk; /* the loader's list and its hook (0: none) */
   uint8_t r_brk_byte;     /* the byte under the hook's break */
+  core_unwind *unwind;    /* unwind information of copies not yet registered */
+  uint64_t find_fde;      /* the unwinder's _Unwind_Find_FDE (0: none loaded yet) */
+  uint64_t register_fn;   /* __register_frame_info, in the same library */
+  bool find_fde_armed;    /* a break waits there: registrations are pending */
+  uint8_t find_fde_byte;  /* the byte under it */
+  shm_arena eh_data;      /* read-write memory for registered unwind information */
+  core_perfmap perfmap;   /* /tmp/perf-PID.map naming the copies */
   cover_probe *pending;   /* cover probes still in place */
   size_t npending, cappending;
   uint64_t *removed;      /* addresses of removed probes, sorted (their int3 may
@@ -109,6 +118,8 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
 lp_status process_remap(core_session *s, process *p, pid_t tid);
 void process_free(process *p);
 pmodule *process_module_at(process *p, uint64_t addr, long *function);
+lp_status process_arm_unwinder(process *p);
+lp_status process_register_unwind(core_session *s, process *p, pid_t tid);
 
 /* breaks.c */
 lp_status breaks_write(process *p, pmodule *m, unsigned mask, bool restore);

@@ -209,6 +209,10 @@ static void write_block(layout_ctx *c, size_t b, int64_t *copy_off) {
     write_insn(c, i, last);
   }
   const reloc_insn *last = &p->insns[p->order[bd->first + bd->count - 1]];
+  if (last->x.flow == X64_FLOW_STOP) { /* ud2, int3, hlt: a signal handler may step over it */
+    x64_put_jmp_rel32_address(c->w, last->x.addr + last->x.len); /* into the original body */
+    return;
+  }
   if (!reloc_falls_through(last)) return;
   origin(c, last->x.addr + last->x.len);
   if (last->noreturn) {
