@@ -1,9 +1,12 @@
 /* eh_frame.c — a small .eh_frame reader: walks CIEs and FDEs (32- and 64-bit
  * lengths, "z" augmentations, the DW_EH_PE pointer encodings) and returns the
- * [pc_begin, pc_begin + pc_range) of every FDE.  Call frame instructions are
- * not interpreted: discovery only needs where functions start and end. */
+ * [pc_begin, pc_begin + pc_range) of every FDE (discovery), or one FDE's call
+ * frame information as its CIE and FDE state it (core_eh_frame_find: the
+ * factors, the two CFA programs, personality and LSDA pointers).  Call frame
+ * instructions are not interpreted here. */
 #include "eh_frame.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +119,15 @@ static uint64_t read_encoded(cursor *c, uint8_t enc, int apply) {
 typedef struct cie_info {
   uint8_t fde_enc;  /* 'R' encoding, absptr by default */
   int has_aug_data; /* 'z': FDEs carry an augmentation length */
+  int unknown_aug;  /* an augmentation we skipped (its meaning unknown) */
+  int bad_personality; /* a personality pointer we cannot resolve */
+  uint8_t lsda_enc; /* 'L' encoding, PE_OMIT without */
+  uint8_t personality_enc;
+  uint64_t personality;
+  int signal_frame;
+  uint64_t code_align, ra_reg;
+  int64_t data_align;
+  size_t program, program_end; /* the initial instructions: [program, program_end) */
 } cie_info;
 
 /* Parses the CIE whose length field is at OFF. Returns 0 on success. */
@@ -138,37 +150,49 @@ static int parse_cie(const core_eh_frame *frame, size_t off, cie_info *info) {
   c.pos += aug_len + 1;
   if (strstr(aug, "eh")) read_le(&c, 8); /* old GNU "eh" data: one pointer */
   if (version == 4) read_le(&c, 2);      /* address_size, segment_selector_size */
-  read_uleb(&c);                         /* code alignment factor */
-  read_sleb(&c);                         /* data alignment factor */
+  *info = (cie_info){.fde_enc = PE_ABSPTR, .lsda_enc = PE_OMIT, .personality_enc = PE_OMIT};
+  info->code_align = read_uleb(&c);
+  info->data_align = read_sleb(&c);
   if (version == 1)
-    read_le(&c, 1); /* return address register */
+    info->ra_reg = read_le(&c, 1); /* return address register */
   else
-    read_uleb(&c);
-  info->fde_enc = PE_ABSPTR;
+    info->ra_reg = read_uleb(&c);
   info->has_aug_data = aug[0] == 'z';
+  info->program_end = c.end;
   if (c.bad) return -1;
-  if (!info->has_aug_data) return aug_len == 0 || strcmp(aug, "eh") == 0 ? 0 : -1;
+  if (!info->has_aug_data) {
+    info->program = c.pos;
+    return aug_len == 0 || strcmp(aug, "eh") == 0 ? 0 : -1;
+  }
   uint64_t aug_data_len = read_uleb(&c);
   if (c.bad || aug_data_len > c.end - c.pos) return -1;
+  info->program = c.pos + (size_t)aug_data_len;
   c.end = c.pos + (size_t)aug_data_len; /* 'z' bounds whatever follows */
   for (const char *a = aug + 1; *a; a++) {
     switch (*a) {
     case 'R': info->fde_enc = (uint8_t)read_le(&c, 1); break;
-    case 'L': read_le(&c, 1); break; /* LSDA encoding; the pointer is in each FDE */
+    case 'L': info->lsda_enc = (uint8_t)read_le(&c, 1); break; /* the pointer is in each FDE */
     case 'P': {
       uint8_t penc = (uint8_t)read_le(&c, 1);
+      info->personality_enc = penc;
       if (penc == PE_OMIT) break;
       if ((penc & PE_APPL_MASK) == PE_ALIGNED) { /* a pointer-aligned absptr */
         uint64_t field = frame->addr + c.pos;
         if (field % 8) read_le(&c, (unsigned)(8 - field % 8));
-        read_le(&c, 8);
+        info->personality = read_le(&c, 8);
       } else {
-        read_encoded(&c, (uint8_t)(penc & ~PE_INDIRECT), 0); /* skipped: value unused */
+        /* resolved apart, so that discovery never fails on it: the address
+         * of the routine, or of the slot holding it when PE_INDIRECT */
+        cursor value = c;
+        info->personality = read_encoded(&value, (uint8_t)(penc & ~PE_INDIRECT), 1);
+        info->bad_personality = value.bad;
+        read_encoded(&c, (uint8_t)(penc & ~PE_INDIRECT), 0);
       }
       break;
     }
-    case 'S': case 'B': case 'G': break; /* signal frame, AArch64 flags: no data */
-    default: return 0; /* unknown: the z length lets FDEs skip the rest */
+    case 'S': info->signal_frame = 1; break;
+    case 'B': case 'G': break; /* AArch64 flags: no data */
+    default: info->unknown_aug = 1; return 0; /* the z length lets FDEs skip the rest */
     }
     if (c.bad) return -1; /* augmentation data shorter than it says */
   }
@@ -182,7 +206,7 @@ lp_status core_eh_frame_fdes(const core_eh_frame *frame, core_fde **out, size_t 
   const char *problem = NULL;
   /* One-entry cache: FDEs of one object usually share one CIE. */
   size_t cached_cie = (size_t)-1;
-  cie_info cie = {0, 0};
+  cie_info cie = {0};
 
   while (off < frame->size) {
     cursor c = {frame, off, frame->size, 0};
@@ -231,6 +255,78 @@ lp_status core_eh_frame_fdes(const core_eh_frame *frame, core_fde **out, size_t 
   if (problem) return lp_fail(".eh_frame at offset 0x%zx: %s", off, problem);
   return LP_OK;
 }
+
+/* {=== one FDE's call frame information ===*/
+
+/* Fills OUT from the FDE whose length field is at OFF (its CIE at CIE_OFF). */
+static lp_status read_cfi(const core_eh_frame *frame, size_t off, size_t body, size_t next,
+                          size_t cie_off, core_cfi *out) {
+  cie_info cie;
+  if (parse_cie(frame, cie_off, &cie) != 0) return lp_fail(".eh_frame: bad CIE at offset 0x%zx", cie_off);
+  if (cie.unknown_aug) return lp_fail(".eh_frame: CIE at offset 0x%zx has an unknown augmentation", cie_off);
+  if (cie.bad_personality)
+    return lp_fail(".eh_frame: CIE at offset 0x%zx: personality encoding 0x%x not resolved", cie_off,
+                   cie.personality_enc);
+  cursor c = {frame, body, next, 0};
+  *out = (core_cfi){.fde_offset = off, .code_align = cie.code_align, .data_align = cie.data_align,
+                    .ra_reg = cie.ra_reg, .signal_frame = cie.signal_frame != 0,
+                    .personality_enc = cie.personality_enc, .personality = cie.personality,
+                    .lsda_enc = cie.lsda_enc};
+  out->pc_begin = read_encoded(&c, cie.fde_enc, 1);
+  out->pc_range = read_encoded(&c, cie.fde_enc, 0);
+  size_t program = c.pos;
+  if (cie.has_aug_data) {
+    uint64_t len = read_uleb(&c);
+    if (c.bad || len > c.end - c.pos) return lp_fail(".eh_frame: bad FDE at offset 0x%zx", off);
+    program = c.pos + (size_t)len;
+    if (cie.lsda_enc != PE_OMIT && len > 0) {
+      cursor l = {frame, c.pos, program, 0};
+      out->lsda = read_encoded(&l, (uint8_t)(cie.lsda_enc & ~PE_INDIRECT), 1);
+      if (l.bad || (cie.lsda_enc & PE_INDIRECT))
+        return lp_fail(".eh_frame: FDE at offset 0x%zx: LSDA encoding 0x%x not resolved", off, cie.lsda_enc);
+    }
+  }
+  if (c.bad) return lp_fail(".eh_frame: bad FDE at offset 0x%zx", off);
+  out->cie_program = frame->data + cie.program;
+  out->cie_program_size = cie.program_end - cie.program;
+  out->fde_program = frame->data + program;
+  out->fde_program_size = next - program;
+  return LP_OK;
+}
+
+lp_status core_eh_frame_find(const core_eh_frame *frame, uint64_t pc, core_cfi *out) {
+  size_t off = 0;
+  size_t cached_cie = (size_t)-1;
+  cie_info cie = {0};
+  while (off < frame->size) {
+    cursor c = {frame, off, frame->size, 0};
+    uint64_t length = read_le(&c, 4);
+    unsigned id_size = 4;
+    if (length == 0xffffffffu) {
+      length = read_le(&c, 8);
+      id_size = 8;
+    }
+    if (c.bad || length == 0 || length > c.end - c.pos) break;
+    size_t next = c.pos + (size_t)length;
+    c.end = next;
+    size_t id_pos = c.pos;
+    uint64_t id = read_le(&c, id_size);
+    if (!c.bad && id != 0 && id <= id_pos) {
+      size_t cie_off = id_pos - (size_t)id;
+      if (cie_off != cached_cie && parse_cie(frame, cie_off, &cie) != 0)
+        return lp_fail(".eh_frame: bad CIE at offset 0x%zx", cie_off);
+      cached_cie = cie_off;
+      size_t body = c.pos;
+      uint64_t begin = read_encoded(&c, cie.fde_enc, 1);
+      uint64_t range = read_encoded(&c, cie.fde_enc, 0);
+      if (!c.bad && pc >= begin && pc - begin < range) return read_cfi(frame, off, body, next, cie_off, out);
+    }
+    off = next;
+  }
+  return lp_fail("no FDE covers 0x%" PRIx64, pc);
+}
+
+/* }=== */
 
 lp_status core_eh_frame_hdr_target(const uint8_t *hdr, size_t size, uint64_t addr,
                                    uint64_t *eh_frame_addr) {

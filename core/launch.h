@@ -13,6 +13,9 @@
   (PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC | PTRACE_O_TRACECLONE | PTRACE_O_TRACEFORK | \
    PTRACE_O_TRACEVFORK)
 
+/* For a process lazyprobe attaches to: it must outlive lazyprobe. */
+#define CORE_ATTACH_OPTIONS (CORE_PTRACE_OPTIONS & ~PTRACE_O_EXITKILL)
+
 /* Finds NAME as execvp would (PATH search when it has no slash) and checks
  * that it is an executable regular file.  *path is malloc'd. */
 lp_status core_resolve_program(const char *name, char **path);

@@ -30,6 +30,7 @@ typedef struct module_internal {
   size_t image_size;
   char *names;        /* every core_function.name, back to back */
   uint64_t *max_end;  /* max_end[i] = max(addr + size) over functions[0..i] */
+  core_eh_frame frame; /* its .eh_frame (data NULL when none) */
 } module_internal;
 
 /* One piece of evidence that a function starts at addr. */
@@ -346,6 +347,7 @@ static lp_status load(core_module *m, Elf *elf) {
     GElf_Phdr ph;
     if (!gelf_getphdr(elf, (int)i, &ph))
       return lp_fail("%s: bad program header %zu: %s", path, i, elf_errmsg(-1));
+    if (ph.p_type == PT_DYNAMIC) m->dynamic = ph.p_vaddr;
     if (ph.p_type == PT_GNU_EH_FRAME) {
       eh_frame_hdr_addr = ph.p_vaddr;
       eh_frame_hdr_size = ph.p_filesz;
@@ -425,6 +427,7 @@ static lp_status load(core_module *m, Elf *elf) {
     if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
       st = add_symbols(elf, scn, &sh, ranges, nranges, &cands);
   }
+  in->frame = frame;
   if (st == LP_OK && frame.data) st = add_fdes(&frame, ranges, nranges, &cands);
   if (st == LP_OK) st = build_functions(m, &cands, ranges, nranges); /* copies the names */
   free(cands.v);
@@ -517,4 +520,9 @@ const core_function *core_module_function_at(const core_module *m, uint64_t addr
     if (addr - f->addr < f->size) return f;
   }
   return NULL;
+}
+
+const core_eh_frame *core_module_eh_frame(const core_module *module) {
+  const module_internal *in = module->internal;
+  return in->frame.data ? &in->frame : NULL;
 }

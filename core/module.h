@@ -44,6 +44,7 @@ typedef struct core_module {
   uint64_t entry;      /* e_entry, link-time */
   uint64_t min_vaddr;  /* lowest PT_LOAD p_vaddr (page-aligned down) */
   uint64_t max_vaddr;  /* highest PT_LOAD p_vaddr + p_memsz */
+  uint64_t dynamic;    /* PT_DYNAMIC p_vaddr, 0 if none (static programs) */
   core_segment *exec;  /* executable PT_LOAD segments */
   size_t nexec;
   core_function *functions; /* sorted by addr, one per distinct address */
@@ -64,5 +65,9 @@ const uint8_t *core_module_code(const core_module *module, uint64_t addr, size_t
 
 /* The function whose [addr, addr+size) contains ADDR, or NULL. */
 const core_function *core_module_function_at(const core_module *module, uint64_t addr);
+
+/* The module's .eh_frame (core/eh_frame.h), NULL when it has none. */
+struct core_eh_frame;
+const struct core_eh_frame *core_module_eh_frame(const core_module *module);
 
 #endif

@@ -1,7 +1,9 @@
-/* session.h — one run of a program under lazyprobe: launch, the lazy break
- * manager (a break at every function entry, the function relocated on its
- * first hit and its entry patched), the processes and threads it spawns, and
- * the end.  The counters live in a shared counters file (shm/counters.h). */
+/* session.h — one run of lazyprobe over a tree of processes: launch or
+ * attach, the lazy break manager (a break at every function entry of every
+ * selected module, the function relocated on its first hit and its entry
+ * patched), the threads and child processes the program creates, the modules
+ * it loads and unloads, and the end (or detach).  Each process image has its
+ * own counters file (shm/counters.h) in the output directory. */
 #ifndef CORE_SESSION_H
 #define CORE_SESSION_H
 
@@ -11,44 +13,57 @@
 
 #include "counters.h"
 #include "lp_status.h"
+#include "select.h"
 
 typedef struct core_session_options {
-  const char *program;     /* resolved path */
+  const char *program;     /* run: resolved path */
   char *const *argv;
-  int outdir_fd;           /* where the counters file goes */
+  pid_t attach;            /* attach to this running process instead (program unused) */
+  int outdir_fd;           /* where the counters files go */
   const char *outdir;      /* its name, for messages and for the target's open() */
   bool atomic;             /* lock-prefixed counters */
   uint32_t probes;         /* enum shm_probe bits: what the copies count */
+  core_selection select;   /* which modules and functions */
+  unsigned duration_ms;    /* attach: detach after this long; 0: at the end or on request */
   unsigned tick_ms;        /* call tick() about this often while the program runs; 0: never */
   void (*tick)(void *ctx);
   void *tick_ctx;
 } core_session_options;
 
 typedef struct core_session_stats {
-  uint64_t startup_us;     /* launch to the first instruction of the program, breaks written */
-  uint64_t functions;      /* discovered in the main executable */
-  uint64_t instrumented;   /* relocated or trapped */
+  uint64_t startup_us;     /* launch (or attach) to the first instruction run, breaks written */
+  uint64_t functions;      /* discovered in the selected modules of the first process */
+  uint64_t instrumented;   /* relocated or trapped, over all processes */
   uint64_t eager;          /* of those, instrumented as callees of a first hit, before running */
   uint64_t native;         /* left uninstrumented */
   uint64_t trapped_calls;  /* calls counted by a break */
   uint64_t instrument_ns;  /* handling first hits: trap to resume */
   uint64_t cover_removed;  /* cover probes replaced by NOPs once their block ran */
+  uint64_t processes;      /* process images instrumented */
+  uint64_t modules;        /* modules instrumented, over all processes */
 } core_session_stats;
 
 typedef struct core_session core_session;
 
-/* Validates and launches the program, writes the counters file and all entry
- * breaks.  On failure nothing is left running. */
+/* Validates and launches the program (or attaches to opt->attach), writes its
+ * counters file and all entry breaks.  On failure a launched program is
+ * killed and an attached one let go unchanged. */
 lp_status core_session_start(const core_session_options *opt, core_session **out);
 
-/* Runs the program to its end.  *wait_status is the main process's wait status. */
+/* Runs until the first process ends (its wait status in *wait_status) or,
+ * after core_session_detach, until every process is let go (*wait_status 0). */
 lp_status core_session_run(core_session *s, int *wait_status);
 
-/* Forwards SIG to the main process (for lazyprobe's own SIGTERM/SIGHUP). */
+/* Asks core_session_run to restore every entry and let the processes go on
+ * untraced (async-signal-safe). */
+void core_session_detach(core_session *s);
+
+/* Forwards SIG to the first process (for lazyprobe's own SIGTERM/SIGHUP). */
 void core_session_forward_signal(core_session *s, int sig);
 
-const shm_counters *core_session_counters(const core_session *s);
-const char *core_session_counters_path(const core_session *s);
+/* The counters files of the processes alive now, in *files (malloc'd). */
+size_t core_session_live_files(const core_session *s, shm_counters **files);
+
 const core_session_stats *core_session_get_stats(const core_session *s);
 
 void core_session_free(core_session *s);

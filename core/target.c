@@ -1,4 +1,4 @@
-/* target.c — memory, registers, maps and remote system calls of a traced process. */
+/* target.c — memory, registers, maps, remote system calls and function calls of a traced process. */
 #include "target.h"
 
 #include <elf.h>
@@ -101,6 +101,33 @@ lp_status core_maps_read(pid_t pid, uint64_t heap_room, shm_range **out, size_t 
   return LP_OK;
 }
 
+pid_t core_wait_thread(pid_t tid, int *status) {
+  pid_t got;
+  while ((got = waitpid(tid, status, __WALL)) < 0 && errno == EINTR) continue;
+  return got;
+}
+
+/* Runs TID from REGS until it traps at STOP_AT (then *out has its registers);
+ * other signals are kept in *deferred, group stops and events passed over. */
+static lp_status run_until(pid_t tid, const struct user_regs_struct *regs, uint64_t stop_at,
+                           struct user_regs_struct *out, int *deferred, const char *what) {
+  LP_CHECK(core_regs_set(tid, regs));
+  for (;;) {
+    int status;
+    if (ptrace(PTRACE_CONT, tid, 0, 0) != 0 || core_wait_thread(tid, &status) != tid)
+      return lp_fail("%s in thread %d: %s", what, (int)tid, strerror(errno));
+    if (WIFEXITED(status) || WIFSIGNALED(status))
+      return lp_fail("process %d ended during a %s", (int)tid, what);
+    if (WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0) {
+      LP_CHECK(core_regs_get(tid, out));
+      if (out->rip == stop_at) return LP_OK;
+      return lp_fail("unexpected trap at 0x%llx during a %s", (unsigned long long)out->rip, what);
+    }
+    if ((status >> 16) == 0 && deferred && !*deferred) *deferred = WSTOPSIG(status);
+    /* a group stop or event: just go on */
+  }
+}
+
 lp_status core_remote_syscall(const core_target *t, pid_t tid, uint64_t scratch, long nr,
                               const uint64_t args[6], int64_t *ret, int *deferred) {
   static const uint8_t stub[3] = {/*syscall=*/0x0f, 0x05, /*int3=*/0xcc};
@@ -120,31 +147,40 @@ lp_status core_remote_syscall(const core_target *t, pid_t tid, uint64_t scratch,
   regs.r10 = args[3];
   regs.r8 = args[4];
   regs.r9 = args[5];
-  lp_status st = core_regs_set(tid, &regs);
-  int sig = 0;
-  while (st == LP_OK) {
-    int status;
-    if (ptrace(PTRACE_CONT, tid, 0, sig) != 0 || waitpid(tid, &status, __WALL) != tid) {
-      st = lp_fail("remote system call %ld in thread %d: %s", nr, (int)tid, strerror(errno));
-      break;
-    }
-    sig = 0;
-    if (WIFEXITED(status) || WIFSIGNALED(status)) {
-      st = lp_fail("process %d ended during a remote system call", (int)tid);
-      break;
-    }
-    if (WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0) {
-      st = core_regs_get(tid, &regs);
-      if (st == LP_OK && regs.rip == scratch + sizeof stub) break;
-      if (st == LP_OK) st = lp_fail("unexpected trap at 0x%llx during a remote system call",
-                                    (unsigned long long)regs.rip);
-      break;
-    }
-    if ((status >> 16) == 0 && deferred && !*deferred) *deferred = WSTOPSIG(status);
-    /* a group stop or event: just go on */
-  }
+  char what[48];
+  snprintf(what, sizeof what, "remote system call %ld", nr);
+  lp_status st = run_until(tid, &regs, scratch + sizeof stub, &regs, deferred, what);
   if (st == LP_OK) *ret = (int64_t)regs.rax;
   lp_status restore = core_mem_write(t, scratch, orig, sizeof orig);
+  if (restore == LP_OK) restore = core_regs_set(tid, &saved);
+  return st != LP_OK ? st : restore;
+}
+
+lp_status core_remote_call(const core_target *t, pid_t tid, uint64_t scratch, uint64_t fn,
+                           const uint64_t args[6], uint64_t *ret, int *deferred) {
+  static const uint8_t int3 = 0xcc;
+  struct user_regs_struct saved, regs;
+  uint8_t orig;
+  LP_CHECK(core_regs_get(tid, &saved));
+  LP_CHECK(core_mem_read(t, scratch, &orig, 1));
+  LP_CHECK(core_mem_write(t, scratch, &int3, 1));
+
+  regs = saved;
+  uint64_t sp = ((saved.rsp - 128) & ~(uint64_t)15) - 8; /* below the red zone; +8 aligned at entry */
+  lp_status st = core_mem_write(t, sp, &scratch, sizeof scratch); /* the return address */
+  regs.rsp = sp;
+  regs.rip = fn;
+  regs.rax = 0;
+  regs.orig_rax = (uint64_t)-1; /* not inside a system call: no restart games */
+  regs.rdi = args[0];
+  regs.rsi = args[1];
+  regs.rdx = args[2];
+  regs.rcx = args[3];
+  regs.r8 = args[4];
+  regs.r9 = args[5];
+  if (st == LP_OK) st = run_until(tid, &regs, scratch + 1, &regs, deferred, "remote call");
+  if (st == LP_OK) *ret = regs.rax;
+  lp_status restore = core_mem_write(t, scratch, &orig, 1);
   if (restore == LP_OK) restore = core_regs_set(tid, &saved);
   return st != LP_OK ? st : restore;
 }

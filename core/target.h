@@ -35,12 +35,28 @@ lp_status core_auxv_get(pid_t pid, unsigned long type, uint64_t *value);
  * that nothing is placed where brk() will want to grow. Free with free(). */
 lp_status core_maps_read(pid_t pid, uint64_t heap_room, shm_range **out, size_t *n);
 
+/* waitpid(TID) for the next stop or end of one thread, through EINTR (the
+ * session's timer interrupts waits). */
+pid_t core_wait_thread(pid_t tid, int *status);
+
 /* Runs system call NR with ARGS in thread TID, which must be in a ptrace stop,
  * using 3 bytes of executable memory at SCRATCH; registers and memory are
  * restored afterwards.  A signal that arrives meanwhile is kept in *deferred
  * (0 if none) for the caller to deliver on the next resume. */
 lp_status core_remote_syscall(const core_target *t, pid_t tid, uint64_t scratch, long nr,
                               const uint64_t args[6], int64_t *ret, int *deferred);
+
+/* Calls the function at FN with up to six integer ARGS (rdi, rsi, rdx, rcx,
+ * r8, r9; rax = 0 for varargs) in thread TID, which must be in a ptrace
+ * stop, and returns its rax in *RET.  The call runs on TID's stack below the
+ * red zone, 16-byte aligned at the call, and returns to an int3 written for
+ * the time of the call at SCRATCH (1 byte of executable memory); registers
+ * and that byte are restored afterwards.  A signal that arrives meanwhile is
+ * kept in *deferred (0 if none).  The function must not reach a break (any
+ * other trap fails the call: registers are restored, what the function did
+ * so far stays) nor wait for a lock that another stopped thread holds. */
+lp_status core_remote_call(const core_target *t, pid_t tid, uint64_t scratch, uint64_t fn,
+                           const uint64_t args[6], uint64_t *ret, int *deferred);
 
 /* Writes LEN bytes of DATA below the red zone of TID's stack and returns the
  * address (for passing strings to remote system calls). */

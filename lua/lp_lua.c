@@ -488,10 +488,16 @@ static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
     lua_newtable(L);
     lua_pushinteger(L, h->pid);
     lua_setfield(L, -2, "pid");
+    lua_pushinteger(L, h->ppid);
+    lua_setfield(L, -2, "ppid");
+    lua_pushinteger(L, h->image);
+    lua_setfield(L, -2, "image");
     lua_pushstring(L, shm_string(&files[f], h->program));
     lua_setfield(L, -2, "program");
     if (h->end == SHM_EXITED) lua_pushfstring(L, "exit %d", (int)h->end_value);
     else if (h->end == SHM_KILLED) lua_pushfstring(L, "signal %d", (int)h->end_value);
+    else if (h->end == SHM_EXECED) lua_pushstring(L, "exec");
+    else if (h->end == SHM_DETACHED) lua_pushstring(L, "detached");
     else lua_pushstring(L, "running");
     lua_setfield(L, -2, "end");
     lua_rawseti(L, -2, (lua_Integer)f + 1);
@@ -521,6 +527,7 @@ static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
     const shm_function *fns = shm_functions(c);
     const shm_module *mods = shm_modules(c);
     for (uint32_t i = 0; i < c->header->nfunctions; i++) {
+      if (fns[i].state == SHM_EXCLUDED) continue; /* not selected: in no report */
       const char *module = shm_string(c, mods[fns[i].module].path);
       uint64_t count = shm_slot_value(c, fns[i].slot);
       uint32_t state = fns[i].state < 4 ? fns[i].state : 0;
@@ -531,6 +538,15 @@ static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
         lua_pop(L, 1);
         lua_pushinteger(L, before + (lua_Integer)count);
         lua_setfield(L, -2, "count");
+        lua_getfield(L, -1, "state");
+        bool ran_here = state != SHM_NOT_RUN && !strcmp(lua_tostring(L, -1), state_names[SHM_NOT_RUN]);
+        lua_pop(L, 1);
+        if (ran_here) { /* the state of a process where it ran says more */
+          lua_pushstring(L, state_names[state]);
+          lua_setfield(L, -2, "state");
+          lua_pushstring(L, shm_note(c, &fns[i]));
+          lua_setfield(L, -2, "note");
+        }
         lua_newtable(L);
         set_graph(L, c, &fns[i]);
         if (lua_getfield(L, -2, "blocks") == LUA_TNIL) { /* first seen without a graph */

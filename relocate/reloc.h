@@ -179,6 +179,27 @@ int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig);
 #define RELOC_COVER_PROBE_SIZE 7
 int64_t reloc_cover_probe_offset(const reloc_plan *plan, size_t block);
 
+/* The origin map, for unwind information: the copy cut into ranges, each
+ * named by the original address whose stack and saved registers it shares.
+ * An instruction's copy and the probes written before it have its address;
+ * the probes and the jmp after a falling-through instruction have the address
+ * that follows it; an edge stub has its target's address (the branch's own
+ * when the target is outside the function); the rewritten jump tables have
+ * RELOC_ORIGIN_DATA (no code runs there).  Inside a probe's flags save rsp
+ * is below where the original has it: sp_below says by how much.  Range k
+ * is [offset, next offset), the last ends at copy_size.  Sorted by offset,
+ * no two neighbours alike; valid while the plan lives. */
+#define RELOC_ORIGIN_DATA 0
+typedef struct reloc_origin {
+  size_t offset;     /* in the copy */
+  uint64_t orig;     /* original run-time address, or RELOC_ORIGIN_DATA */
+  uint32_t sp_below; /* bytes rsp is below the original's here (0, 128, 136) */
+} reloc_origin;
+const reloc_origin *reloc_origins(const reloc_plan *plan, size_t *n);
+
+/* The copy's size (reloc_info.copy_size). */
+size_t reloc_copy_size(const reloc_plan *plan);
+
 void reloc_plan_free(reloc_plan *plan);
 
 #endif

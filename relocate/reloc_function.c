@@ -306,7 +306,7 @@ static void fill_info(const reloc_plan *p, bool leaves, reloc_info *info) {
 static lp_status measure(reloc_plan *p) {
   x64_writer w;
   LP_CHECK(x64_writer_init(&w, NULL, 0, reloc_layout_labels(p)));
-  lp_status st = reloc_layout(p, &w, p->copy_off, p->cover_off, 0, NULL, NULL, &p->nsaved);
+  lp_status st = reloc_layout(p, &w, p->copy_off, p->cover_off, 0, NULL, NULL, &p->nsaved, p);
   p->copy_size = w.offset;
   x64_writer_clear(&w);
   return st;
@@ -379,7 +379,7 @@ lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out, uint64
                      reloc_redirect redirect, void *ctx) {
   x64_writer w;
   LP_CHECK(x64_writer_init(&w, out, dest, reloc_layout_labels(plan)));
-  lp_status st = reloc_layout(plan, &w, NULL, NULL, counters, redirect, ctx, NULL);
+  lp_status st = reloc_layout(plan, &w, NULL, NULL, counters, redirect, ctx, NULL, NULL);
   size_t size = w.offset;
   x64_writer_clear(&w);
   if (st != LP_OK)
@@ -414,6 +414,13 @@ int64_t reloc_cover_probe_offset(const reloc_plan *plan, size_t block) {
   return plan->cover_off && block < plan->nblocks ? plan->cover_off[block] : -1;
 }
 
+const reloc_origin *reloc_origins(const reloc_plan *plan, size_t *n) {
+  *n = plan->norigins;
+  return plan->origins;
+}
+
+size_t reloc_copy_size(const reloc_plan *plan) { return plan->copy_size; }
+
 int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig) {
   long i = reloc_insn_at(plan, orig);
   return i < 0 ? -1 : plan->copy_off[i];
@@ -433,5 +440,6 @@ void reloc_plan_free(reloc_plan *plan) {
   free(plan->edges);
   free(plan->edata);
   free(plan->calls);
+  free(plan->origins);
   free(plan);
 }

@@ -71,6 +71,8 @@ struct reloc_plan {
   size_t block_slot, edge_slot, call_slot, ncounters;
 
   size_t copy_size, nsaved;
+  reloc_origin *origins; /* the origin map (reloc.h), filled by the measure pass */
+  size_t norigins, caporigins;
 };
 
 bool reloc_inside(const reloc_plan *p, uint64_t a);
@@ -88,12 +90,13 @@ uint8_t reloc_edge_live(const reloc_plan *p, const reloc_edge *e);
 /* reloc_probes.c: spanning tree (edge.counted), slots, probe places. */
 lp_status reloc_place_probes(reloc_plan *p);
 
-/* reloc_layout.c: writes the copy (W measures when it has no buffer); fills
- * COPY_OFF (when given) and counts the probes that save the flags. */
-/* COPY_OFF and COVER_OFF (NULL when not wanted) get each instruction's and
- * each block cover probe's offset in the copy. */
+/* reloc_layout.c: writes the copy (W measures when it has no buffer) and
+ * counts the probes that save the flags.  COPY_OFF and COVER_OFF (NULL when
+ * not wanted) get each instruction's and each block cover probe's offset in
+ * the copy; RECORD (NULL when not wanted) gets its origin map. */
 lp_status reloc_layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, int64_t *cover_off,
-                       uint64_t counters, reloc_redirect redirect, void *redirect_ctx, size_t *nsaved);
+                       uint64_t counters, reloc_redirect redirect, void *redirect_ctx, size_t *nsaved,
+                       reloc_plan *record);
 size_t reloc_layout_labels(const reloc_plan *p);
 
 #endif

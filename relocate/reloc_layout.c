@@ -6,7 +6,11 @@
  * block's probe at its start, a jmp where a fall-through is broken, then the
  * stubs of the counted edges that need one (probe; jmp target), then the
  * rewritten jump tables.  Probes that land at one point are queued and
- * written together, sharing one flags save (DynamoRIO's drx style). */
+ * written together, sharing one flags save (DynamoRIO's drx style).  The
+ * measure pass also records the origin map (reloc.h): which original
+ * address each range of the copy stands for, for unwind information. */
+#include <stdlib.h>
+
 #include "reloc_internal.h"
 #include "x64_relocator.h"
 
@@ -35,7 +39,43 @@ typedef struct layout_ctx {
   size_t nqueued;
   size_t nsaved;
   int64_t *cover_off;
+  reloc_plan *record; /* the plan whose origin map is recorded, or NULL */
+  bool record_failed;
 } layout_ctx;
+
+/* From offset AT on, the copy stands for original address ORIG with rsp
+ * SP_BELOW bytes lower than there (reloc_origins). */
+static void origin_at(layout_ctx *c, size_t at, uint64_t orig, uint32_t sp_below) {
+  reloc_plan *p = c->record;
+  if (!p || c->record_failed) return;
+  reloc_origin *last = p->norigins ? &p->origins[p->norigins - 1] : NULL;
+  if (last && last->orig == orig && last->sp_below == sp_below) return;
+  if (last && last->offset == at) { /* nothing written under it */
+    p->norigins--;
+    last = p->norigins ? &p->origins[p->norigins - 1] : NULL;
+    if (last && last->orig == orig && last->sp_below == sp_below) return;
+  }
+  if (p->norigins == p->caporigins) {
+    size_t cap = p->caporigins ? 2 * p->caporigins : 64;
+    reloc_origin *grown = realloc(p->origins, cap * sizeof *grown);
+    if (!grown) {
+      c->record_failed = true;
+      return;
+    }
+    p->origins = grown;
+    p->caporigins = cap;
+  }
+  p->origins[p->norigins++] = (reloc_origin){at, orig, sp_below};
+}
+
+/* From here on the copy stands for original address ORIG. */
+static void origin(layout_ctx *c, uint64_t orig) { origin_at(c, c->w->offset, orig, 0); }
+
+/* The flags save moves rsp under the current origin. */
+static void origin_sp(layout_ctx *c, size_t at, uint32_t sp_below) {
+  const reloc_plan *p = c->record;
+  if (p && p->norigins) origin_at(c, at, p->origins[p->norigins - 1].orig, sp_below);
+}
 
 static void queue(layout_ctx *c, size_t slot, bool cover, bool live) {
   c->queue[c->nqueued++] = (probe){slot, cover, live && !cover, -1};
@@ -48,7 +88,12 @@ static void flush(layout_ctx *c) {
     save |= c->queue[k].live;
     c->nsaved += c->queue[k].live;
   }
-  if (save) x64_put_flags_save(c->w);
+  if (save) {
+    size_t at = c->w->offset;
+    x64_put_flags_save(c->w);
+    origin_sp(c, at + X64_FLAGS_SAVE_LEA_LEN, X64_RED_ZONE);
+    origin_sp(c, c->w->offset, X64_FLAGS_SAVED_BELOW);
+  }
   for (size_t k = 0; k < c->nqueued; k++) {
     uint64_t at = c->counters + 8 * (uint64_t)c->queue[k].slot;
     if (c->queue[k].cover && c->cover_off && c->queue[k].block >= 0)
@@ -58,7 +103,12 @@ static void flush(layout_ctx *c) {
     else
       x64_put_inc_rip_counter(c->w, at, c->p->probes.atomic);
   }
-  if (save) x64_put_flags_restore(c->w);
+  if (save) {
+    size_t at = c->w->offset;
+    x64_put_flags_restore(c->w);
+    origin_sp(c, at + X64_FLAGS_RESTORE_POPF_LEN, X64_RED_ZONE);
+    origin_sp(c, c->w->offset, 0);
+  }
   c->nqueued = 0;
 }
 
@@ -134,6 +184,7 @@ static void write_block(layout_ctx *c, size_t b, int64_t *copy_off) {
   const reloc_plan *p = c->p;
   const reloc_probes *pr = &p->probes;
   const reloc_bdata *bd = &p->bdata[b];
+  origin(c, p->blocks[b].addr);
   if (b == 0) {
     x64_put_label(c->w, L_TOP(p));
     if (pr->entry) x64_put_inc_rip_counter(c->w, c->counters, pr->atomic); /* flags dead at an ABI entry */
@@ -152,12 +203,18 @@ static void write_block(layout_ctx *c, size_t b, int64_t *copy_off) {
     if (last)
       for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++)
         if (p->edges[e].counted && p->edata[e].place == PLACE_BEFORE_LAST) queue_edge(c, e);
+    origin(c, in->addr);
     flush(c);
     if (copy_off) copy_off[i] = (int64_t)c->w->offset;
     write_insn(c, i, last);
   }
   const reloc_insn *last = &p->insns[p->order[bd->first + bd->count - 1]];
+  if (last->x.flow == X64_FLOW_STOP) { /* ud2, int3, hlt: a signal handler may step over it */
+    x64_put_jmp_rel32_address(c->w, last->x.addr + last->x.len); /* into the original body */
+    return;
+  }
   if (!reloc_falls_through(last)) return;
+  origin(c, last->x.addr + last->x.len);
   if (last->noreturn) {
     x64_put_ud2(c->w);
     return;
@@ -176,6 +233,7 @@ static void write_block(layout_ctx *c, size_t b, int64_t *copy_off) {
 static void write_tables(layout_ctx *c) {
   const reloc_plan *p = c->p;
   x64_writer *w = c->w;
+  if (p->ntables) origin(c, RELOC_ORIGIN_DATA);
   for (size_t t = 0; t < p->ntables; t++) {
     const reloc_table *tb = &p->tables[t];
     x64_put_align(w, tb->kind == X64_TABLE_REL32 ? 4 : 8, /*int3=*/0xcc);
@@ -197,13 +255,17 @@ static void write_tables(layout_ctx *c) {
 }
 
 lp_status reloc_layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, int64_t *cover_off,
-                       uint64_t counters, reloc_redirect redirect_fn, void *redirect_ctx, size_t *nsaved) {
+                       uint64_t counters, reloc_redirect redirect_fn, void *redirect_ctx, size_t *nsaved,
+                       reloc_plan *record) {
   layout_ctx c = {.p = p, .w = w, .counters = counters, .redirect = redirect_fn,
-                  .redirect_ctx = redirect_ctx, .cover_off = cover_off};
+                  .redirect_ctx = redirect_ctx, .cover_off = cover_off, .record = record};
+  if (record) record->norigins = 0;
   for (size_t b = 0; cover_off && b < p->nblocks; b++) cover_off[b] = -1;
   for (size_t b = 0; b < p->nblocks; b++) write_block(&c, b, copy_off);
   for (size_t e = 0; e < p->nedges; e++) { /* stubs */
     if (!p->edges[e].counted || p->edata[e].place != PLACE_STUB) continue;
+    const reloc_edge *ed = &p->edges[e];
+    origin(&c, ed->to != RELOC_EXIT ? p->blocks[ed->to].addr : ed->branch);
     x64_put_label(w, L_STUB(p, e));
     queue_edge(&c, e);
     flush(&c);
@@ -211,5 +273,6 @@ lp_status reloc_layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, in
   }
   write_tables(&c);
   if (nsaved) *nsaved = c.nsaved;
+  if (c.record_failed) return lp_fail("out of memory");
   return x64_writer_flush(w);
 }

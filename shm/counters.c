@@ -2,6 +2,7 @@
 #include "counters.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,50 +12,76 @@
 #include <unistd.h>
 
 #define PAGE 4096u
-#define NOTES_SIZE (64u * 1024u)
+#define NOTES_SIZE (256u * 1024u)
+#define MODULES_CAP 1024u
+#define PATH_ROOM (1u << 20) /* string room for module paths */
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-/* Appends S to the string table being built; returns its offset. */
-static uint32_t put_string(uint8_t *table, uint64_t *used, const char *s) {
-  uint32_t off = (uint32_t)*used;
+void shm_counters_name(long pid, uint32_t image, char *buf, size_t size) {
+  if (image <= 1) snprintf(buf, size, "lazyprobe.%ld.counters", pid);
+  else snprintf(buf, size, "lazyprobe.%ld.%u.counters", pid, image);
+}
+
+/* Creates, sizes and maps the file NAME for header H (file_size set). */
+static lp_status create_file(int dirfd, const char *dirname, const char *name, const shm_header *h,
+                             shm_counters *out) {
+  int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return lp_fail("cannot create %s/%s: %s", dirname, name, strerror(errno));
+  if (ftruncate(fd, (off_t)h->file_size) != 0) {
+    int e = errno;
+    close(fd);
+    return lp_fail("cannot size %s/%s: %s", dirname, name, strerror(e));
+  }
+  uint8_t *base = mmap(NULL, h->file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (base == MAP_FAILED) {
+    int e = errno;
+    close(fd);
+    return lp_fail("cannot map %s/%s: %s", dirname, name, strerror(e));
+  }
+  madvise(base, h->file_size, MADV_RANDOM); /* no readahead: it would fill the holes with zeros */
+  out->fd = fd;
+  out->base = base;
+  out->size = h->file_size;
+  out->header = (shm_header *)base;
+  return LP_OK;
+}
+
+/* Appends S to the string table; returns its offset, 0 ("") when full. */
+static uint32_t put_string(shm_counters *c, const char *s) {
+  shm_header *h = c->header;
   size_t n = strlen(s) + 1;
-  memcpy(table + *used, s, n);
-  *used += n;
+  if (h->strings_used + n > h->strings_size) return 0;
+  uint32_t off = (uint32_t)h->strings_used;
+  memcpy(c->base + h->strings_off + off, s, n);
+  h->strings_used += n;
   return off;
 }
 
-lp_status shm_counters_create(int dirfd, const char *dirname, long pid, const char *program,
-                              const shm_layout_module *modules, size_t nmodules,
+lp_status shm_counters_create(int dirfd, const char *dirname, const shm_identity *who, uint64_t code_size,
                               uint32_t probes, shm_counters *out) {
-  size_t nfunctions = 0;
-  uint64_t strings_size = 1 + strlen(program) + 1, code_size = 0;
-  for (size_t m = 0; m < nmodules; m++) {
-    nfunctions += modules[m].nfunctions;
-    code_size += modules[m].code_size;
-    strings_size += strlen(modules[m].path) + 1;
-    for (size_t i = 0; i < modules[m].nfunctions; i++)
-      strings_size += strlen(modules[m].name[i]) + 1;
-  }
-
   shm_header h = {0};
   memcpy(h.magic, SHM_MAGIC, sizeof h.magic);
   h.version = SHM_VERSION;
   h.header_size = sizeof h;
-  h.pid = pid;
-  h.nmodules = (uint32_t)nmodules;
-  h.nfunctions = (uint32_t)nfunctions;
+  h.pid = who->pid;
+  h.ppid = who->ppid;
+  h.image = who->image;
+  /* Generous, and sparse: a function per 8 bytes of code, a block or a call
+   * per 4, two edges per block; untouched pages cost nothing. */
+  h.modules_cap = MODULES_CAP;
+  h.functions_cap = (uint32_t)(code_size / 8 + 4096);
   h.modules_off = align_up(sizeof h, 64);
-  h.functions_off = align_up(h.modules_off + nmodules * sizeof(shm_module), 64);
-  h.strings_off = h.functions_off + nfunctions * sizeof(shm_function);
-  h.strings_size = strings_size;
-  h.notes_off = align_up(h.strings_off + strings_size, 64);
+  h.functions_off = align_up(h.modules_off + h.modules_cap * sizeof(shm_module), 64);
+  h.strings_off = align_up(h.functions_off + (uint64_t)h.functions_cap * sizeof(shm_function), 64);
+  h.strings_size = (uint64_t)h.functions_cap * 64 + PATH_ROOM;
+  h.strings_used = 1; /* offset 0 is the empty string */
+  h.notes_off = align_up(h.strings_off + h.strings_size, 64);
   h.notes_size = NOTES_SIZE;
-  /* Generous: a block or a call per 4 bytes of code, two edges per block. */
   h.blocks_cap = code_size / 4 + 4096;
   h.edges_cap = 2 * h.blocks_cap;
   h.calls_cap = code_size / 4 + 4096;
-  h.slots_cap = nfunctions + h.blocks_cap + h.edges_cap + h.calls_cap;
+  h.slots_cap = h.functions_cap + h.blocks_cap + h.edges_cap + h.calls_cap;
   h.blocks_off = align_up(h.notes_off + h.notes_size, PAGE);
   h.edges_off = align_up(h.blocks_off + h.blocks_cap * sizeof(shm_block), PAGE);
   h.calls_off = align_up(h.edges_off + h.edges_cap * sizeof(shm_edge), PAGE);
@@ -63,51 +90,78 @@ lp_status shm_counters_create(int dirfd, const char *dirname, long pid, const ch
   h.probes = probes;
 
   char name[64];
-  snprintf(name, sizeof name, "lazyprobe.%ld.counters", pid);
-  int fd = openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return lp_fail("cannot create %s/%s: %s", dirname, name, strerror(errno));
-  if (ftruncate(fd, (off_t)h.file_size) != 0) {
-    int e = errno;
-    close(fd);
-    return lp_fail("cannot size %s/%s: %s", dirname, name, strerror(e));
-  }
-  uint8_t *base = mmap(NULL, h.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (base == MAP_FAILED) {
-    int e = errno;
-    close(fd);
-    return lp_fail("cannot map %s/%s: %s", dirname, name, strerror(e));
-  }
+  shm_counters_name(who->pid, who->image, name, sizeof name);
+  LP_CHECK(create_file(dirfd, dirname, name, &h, out));
+  uint8_t magic[sizeof h.magic];
+  memcpy(magic, h.magic, sizeof magic);
+  memset(h.magic, 0, sizeof h.magic);
+  memcpy(out->base, &h, sizeof h);
+  out->header->program = put_string(out, who->program);
+  memcpy(out->base, magic, sizeof magic); /* the magic goes in last: a half-made file is not valid */
+  return LP_OK;
+}
 
-  uint8_t *strings = base + h.strings_off;
-  uint64_t used = 1; /* offset 0 is the empty string */
-  h.program = put_string(strings, &used, program);
-  shm_module *mods = (shm_module *)(base + h.modules_off);
-  shm_function *fns = (shm_function *)(base + h.functions_off);
-  uint32_t k = 0;
-  for (size_t m = 0; m < nmodules; m++) {
-    mods[m].path = put_string(strings, &used, modules[m].path);
-    mods[m].first_function = k;
-    mods[m].nfunctions = (uint32_t)modules[m].nfunctions;
-    mods[m].bias = modules[m].bias;
-    for (size_t i = 0; i < modules[m].nfunctions; i++, k++) {
-      fns[k].addr = modules[m].addr[i];
-      fns[k].size = modules[m].size[i];
-      fns[k].name = put_string(strings, &used, modules[m].name[i]);
-      fns[k].module = (uint32_t)m;
-      fns[k].state = SHM_NOT_RUN;
-      fns[k].slot = SHM_NONE;
-      fns[k].note = UINT64_MAX;
-      fns[k].first_block = fns[k].first_edge = fns[k].first_call = SHM_NONE;
-      fns[k].binding = modules[m].binding ? modules[m].binding[i] : 0;
-    }
+lp_status shm_add_module(shm_counters *c, const shm_layout_module *m, uint32_t *first) {
+  shm_header *h = c->header;
+  size_t strings = strlen(m->path) + 1;
+  for (size_t i = 0; i < m->nfunctions; i++) strings += strlen(m->name[i]) + 1;
+  if (h->nmodules == h->modules_cap || h->nfunctions + m->nfunctions > h->functions_cap ||
+      h->strings_used + strings > h->strings_size)
+    return lp_fail("counters file full: no room for %s", m->path);
+  uint32_t k = h->nfunctions, index = h->nmodules;
+  shm_function *fns = shm_functions(c);
+  for (size_t i = 0; i < m->nfunctions; i++) {
+    bool excluded = m->excluded && m->excluded[i];
+    fns[k + i] = (shm_function){
+        .addr = m->addr[i],
+        .size = m->size[i],
+        .name = put_string(c, m->name[i]),
+        .module = index,
+        .state = excluded ? SHM_EXCLUDED : SHM_NOT_RUN,
+        .slot = SHM_NONE,
+        .note = UINT64_MAX,
+        .first_block = SHM_NONE,
+        .first_edge = SHM_NONE,
+        .first_call = SHM_NONE,
+        .binding = m->binding ? m->binding[i] : 0,
+    };
   }
-  memcpy(base, &h, sizeof h); /* the magic goes in last: a half-made file is not valid */
+  shm_modules(c)[index] = (shm_module){put_string(c, m->path), k, (uint32_t)m->nfunctions, 0, m->bias};
+  /* Readers see a module only once it is complete. */
+  __atomic_store_n(&h->nfunctions, k + (uint32_t)m->nfunctions, __ATOMIC_RELEASE);
+  __atomic_store_n(&h->nmodules, index + 1, __ATOMIC_RELEASE);
+  *first = k;
+  return LP_OK;
+}
 
-  out->fd = fd;
-  out->base = base;
-  out->size = h.file_size;
-  out->header = (shm_header *)base;
+lp_status shm_counters_fork(const shm_counters *from, int dirfd, const char *dirname, long pid,
+                            shm_counters *out) {
+  const shm_header *fh = from->header;
+  char name[64];
+  shm_counters_name(pid, 1, name, sizeof name);
+  LP_CHECK(create_file(dirfd, dirname, name, fh, out));
+  shm_header *h = out->header;
+  /* The parts in use, not the slots, which stay zero (the rest stays a hole). */
+  const struct {
+    uint64_t off, size;
+  } used[] = {
+      {sizeof h->magic, sizeof *fh - sizeof h->magic},
+      {fh->modules_off, fh->nmodules * sizeof(shm_module)},
+      {fh->functions_off, fh->nfunctions * sizeof(shm_function)},
+      {fh->strings_off, fh->strings_used},
+      {fh->notes_off, fh->notes_used},
+      {fh->blocks_off, fh->nblocks * sizeof(shm_block)},
+      {fh->edges_off, fh->nedges * sizeof(shm_edge)},
+      {fh->calls_off, fh->ncalls * sizeof(shm_call)},
+  };
+  for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
+    memcpy(out->base + used[i].off, from->base + used[i].off, used[i].size);
+  h->pid = pid;
+  h->ppid = fh->pid;
+  h->image = 1;
+  h->end = SHM_RUNNING;
+  h->end_value = 0;
+  memcpy(h->magic, fh->magic, sizeof h->magic);
   return LP_OK;
 }
 
@@ -125,6 +179,7 @@ lp_status shm_counters_open(const char *path, shm_counters *out) {
     close(fd);
     return lp_fail("%s: %s", path, strerror(e));
   }
+  madvise(base, (size_t)st.st_size, MADV_RANDOM);
   const shm_header *h = (const shm_header *)base;
   const char *bad = NULL;
   if (memcmp(h->magic, SHM_MAGIC, sizeof h->magic) != 0) bad = "not a lazyprobe counters file";
@@ -134,8 +189,10 @@ lp_status shm_counters_open(const char *path, shm_counters *out) {
            h->blocks_off + h->blocks_cap * sizeof(shm_block) > h->file_size || h->nedges > h->edges_cap ||
            h->edges_off + h->edges_cap * sizeof(shm_edge) > h->file_size || h->ncalls > h->calls_cap ||
            h->calls_off + h->calls_cap * sizeof(shm_call) > h->file_size ||
-           h->strings_off + h->strings_size > h->file_size ||
-           h->functions_off + (uint64_t)h->nfunctions * sizeof(shm_function) > h->file_size ||
+           h->strings_off + h->strings_size > h->file_size || h->strings_used > h->strings_size ||
+           h->nmodules > h->modules_cap || h->nfunctions > h->functions_cap ||
+           h->modules_off + (uint64_t)h->modules_cap * sizeof(shm_module) > h->file_size ||
+           h->functions_off + (uint64_t)h->functions_cap * sizeof(shm_function) > h->file_size ||
            h->notes_off + h->notes_size > h->file_size || h->notes_used > h->notes_size)
     bad = "counters file is truncated or damaged";
   if (bad) {

@@ -3,9 +3,10 @@
  *
  * Layout (all little-endian, offsets from the start of the file):
  *   shm_header                      at 0
- *   shm_module[nmodules]            at modules_off
- *   shm_function[nfunctions]        at functions_off
- *   strings (NUL-terminated)        at strings_off, strings_size bytes; offset 0 is ""
+ *   shm_module[modules_cap]         at modules_off, nmodules in use   } modules are
+ *   shm_function[functions_cap]     at functions_off, nfunctions in use } appended as
+ *   strings (NUL-terminated)        at strings_off, strings_size bytes,  } the program
+ *                                   strings_used in use; offset 0 is ""  } loads them
  *   notes area (appended strings)   at notes_off, notes_size bytes, notes_used in use
  *   shm_block[blocks_cap]           at blocks_off, nblocks in use    } filled as functions
  *   shm_edge[edges_cap]             at edges_off, nedges in use      } are relocated: the
@@ -25,16 +26,17 @@
 #include "lp_status.h"
 
 #define SHM_MAGIC "LZPROBE\x01"
-#define SHM_VERSION 2u
+#define SHM_VERSION 3u
 #define SHM_NONE UINT32_MAX /* no slot, no table entry */
 
-enum shm_end { SHM_RUNNING = 0, SHM_EXITED = 1, SHM_KILLED = 2 };
+enum shm_end { SHM_RUNNING = 0, SHM_EXITED = 1, SHM_KILLED = 2, SHM_EXECED = 3, SHM_DETACHED = 4 };
 
 enum shm_state {
   SHM_NOT_RUN = 0,   /* never entered */
   SHM_RELOCATED = 1, /* runs in an instrumented copy */
   SHM_TRAPPED = 2,   /* counted by a break at every call (entry too small to patch) */
   SHM_NATIVE = 3,    /* left uninstrumented; note says why */
+  SHM_EXCLUDED = 4,  /* not selected (--include/--exclude): not part of any report */
 };
 
 /* Which probes the copies carry (shm_header.probes). */
@@ -52,12 +54,14 @@ typedef struct shm_header {
   uint32_t header_size;
   uint64_t file_size;
   int64_t pid;
+  int64_t ppid;       /* the traced parent process, 0 for the first one */
+  uint32_t image;     /* 1 for the first program a process runs, +1 at each exec */
   int32_t end;        /* enum shm_end */
   int32_t end_value;  /* exit status or signal number */
-  uint32_t nmodules;
-  uint32_t nfunctions;
+  uint32_t nmodules, modules_cap;
+  uint32_t nfunctions, functions_cap;
   uint64_t modules_off, functions_off;
-  uint64_t strings_off, strings_size;
+  uint64_t strings_off, strings_size, strings_used;
   uint64_t notes_off, notes_size, notes_used;
   uint64_t blocks_off, blocks_cap, nblocks;
   uint64_t edges_off, edges_cap, nedges;
@@ -67,10 +71,14 @@ typedef struct shm_header {
   uint32_t probes;    /* enum shm_probe bits */
 } shm_header;
 
+enum shm_module_flag {
+  SHM_MODULE_UNLOADED = 1u << 0, /* dlclose'd: its code is gone, its counts stay */
+};
+
 typedef struct shm_module {
   uint32_t path;      /* string */
   uint32_t first_function, nfunctions;
-  uint32_t reserved;
+  uint32_t flags;     /* enum shm_module_flag */
   uint64_t bias;      /* run-time address = link-time address + bias */
 } shm_module;
 
@@ -125,7 +133,8 @@ typedef struct shm_counters {
   shm_header *header;
 } shm_counters;
 
-/* What a new file must hold. */
+/* A module to list in a file: its functions, all in state SHM_NOT_RUN or,
+ * where EXCLUDED says so, SHM_EXCLUDED. */
 typedef struct shm_layout_module {
   const char *path;
   uint64_t bias;
@@ -133,14 +142,35 @@ typedef struct shm_layout_module {
   const uint64_t *addr, *size; /* per function */
   const char *const *name;
   const uint32_t *binding;     /* per function, enum core_binding */
-  uint64_t code_size;          /* bytes of code: sizes the graph tables */
+  const uint8_t *excluded;     /* per function, nonzero: not selected; NULL: none */
 } shm_layout_module;
 
-/* Creates DIR/lazyprobe.PID.counters with owner-only permissions, never
- * following or replacing an existing entry, and maps it. */
-lp_status shm_counters_create(int dirfd, const char *dirname, long pid, const char *program,
-                              const shm_layout_module *modules, size_t nmodules,
+/* Who a new file is for. */
+typedef struct shm_identity {
+  long pid, ppid;
+  uint32_t image;              /* see shm_header.image */
+  const char *program;
+} shm_identity;
+
+/* The file's name for process PID running its IMAGE-th program:
+ * lazyprobe.PID.counters, then lazyprobe.PID.IMAGE.counters after exec. */
+void shm_counters_name(long pid, uint32_t image, char *buf, size_t size);
+
+/* Creates DIR/<shm_counters_name> with owner-only permissions, never
+ * following or replacing an existing entry, and maps it.  CODE_SIZE (bytes of
+ * code the file may describe) sizes the graph tables; modules are added with
+ * shm_add_module. */
+lp_status shm_counters_create(int dirfd, const char *dirname, const shm_identity *who, uint64_t code_size,
                               uint32_t probes, shm_counters *out);
+
+/* Appends a module and its functions; *first is the index of its first
+ * function.  Fails when the file is full. */
+lp_status shm_add_module(shm_counters *c, const shm_layout_module *m, uint32_t *first);
+
+/* Creates the file of a forked child: everything FROM describes, with every
+ * slot zero (the child's copies update the same slots in its own file). */
+lp_status shm_counters_fork(const shm_counters *from, int dirfd, const char *dirname, long pid,
+                            shm_counters *out);
 
 /* Maps an existing counters file read-only and checks it. */
 lp_status shm_counters_open(const char *path, shm_counters *out);

@@ -2069,6 +2069,8 @@ def main():
         make_debian_inputs(ctx)
         for name, argv, stdin in DEBIAN_COMMANDS:
             jobs.append(('debian/' + name, lambda n=name, a=argv, i=stdin: test_debian(ctx, n, a, i)))
+        import real_tests   # tests/real_tests.py: threads, processes, libraries, attach, ...
+        jobs += real_tests.jobs(ctx)
     if args.filter:
         jobs = [j for j in jobs if args.filter in j[0]]
 

@@ -1,10 +1,13 @@
 /* lazyprobe.c — the command line: parses options and calls the library.
  *
- *   lazyprobe run [-c COLLECTORS] [-o DIR] [--atomic] [--stats] -- PROGRAM ARGS...
- *   lazyprobe report [-c COLLECTORS] DIR|FILE
+ *   lazyprobe run [-c COLLECTORS] [-o DIR] [OPTIONS] -- PROGRAM ARGS...
+ *   lazyprobe attach [-c COLLECTORS] [-o DIR] [OPTIONS] [--duration SECONDS] PID
+ *   lazyprobe report [-c COLLECTORS] [--pid PID,...] DIR|FILE
+ * OPTIONS: --atomic, --stats, --include GLOB, --exclude GLOB (core/select.h)
  *   lazyprobe collectors
  *
- * Exit status of `run` is the program's (128+N if signal N killed it); when
+ * Exit status of `run` is the program's (128+N if signal N killed it), of
+ * `attach` 0 once detached or the process ended; when
  * lazyprobe itself cannot do its job: 127 program not found, 126 not
  * executable, 125 anything else, 2 bad usage. */
 #include <dirent.h>
@@ -27,12 +30,15 @@
 
 #define EXIT_USAGE 2
 #define EXIT_FAILED 125
+#define EXIT_COLLECTOR_FAILED (-1) /* report(): a collector failed, what it read was fine */
 #define EXIT_NOT_EXECUTABLE 126
 #define EXIT_NOT_FOUND 127
 
 static const char usage[] =
-    "usage: lazyprobe run [-c COLLECTORS] [-o DIR] [--atomic] [--stats] -- PROGRAM ARGS...\n"
-    "       lazyprobe report [-c COLLECTORS] DIR|FILE\n"
+    "usage: lazyprobe run [-c COLLECTORS] [-o DIR] [OPTIONS] -- PROGRAM ARGS...\n"
+    "       lazyprobe attach [-c COLLECTORS] [-o DIR] [OPTIONS] [--duration SECONDS] PID\n"
+    "       lazyprobe report [-c COLLECTORS] [--pid PID,...] DIR|FILE\n"
+    "       OPTIONS: --atomic --stats --include MODULE[:FUNCTION] --exclude MODULE[:FUNCTION]\n"
     "       lazyprobe collectors\n";
 
 static int fail(int code) {
@@ -75,92 +81,235 @@ static lp_status prepare_outdir(const char *dir, int *fd_out) {
 
 /* }=== */
 
-/* {=== run ===*/
+/* {=== reports ===*/
+
+/* Is NAME (lazyprobe.PID[.IMAGE].counters) in the PIDS list (NULL: all)? */
+static bool wanted(const char *name, const char *pids) {
+  if (!pids) return true;
+  long pid = strtol(name + 10, NULL, 10);
+  for (const char *p = pids; *p;) {
+    char *end;
+    long one = strtol(p, &end, 10);
+    if (end == p) break;
+    if (one == pid) return true;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return false;
+}
+
+/* Runs the collectors' reports over the counters files of DIR (those of the
+ * processes in PIDS, or all), or over the single file TARGET. */
+static int report(lp_lua *lua, const char *target, const char *pids) {
+  struct stat st;
+  if (stat(target, &st) != 0) {
+    lp_fail("%s: %s", target, strerror(errno));
+    return fail(EXIT_FAILED);
+  }
+  char **paths = NULL;
+  size_t n = 0, cap = 0;
+  if (S_ISDIR(st.st_mode)) {
+    DIR *d = opendir(target);
+    for (struct dirent *e; d && (e = readdir(d));) {
+      if (!is_counters_name(e->d_name) || !wanted(e->d_name, pids)) continue;
+      if (n == cap) {
+        cap = cap ? 2 * cap : 64;
+        char **grown = realloc(paths, cap * sizeof *paths);
+        if (!grown) break;
+        paths = grown;
+      }
+      if (asprintf(&paths[n], "%s/%s", target, e->d_name) >= 0) n++;
+    }
+    if (d) closedir(d);
+    if (n == 0) {
+      lp_fail("%s: no counters files (lazyprobe.*.counters)%s in it", target, pids ? " of those processes" : "");
+      free(paths);
+      return fail(EXIT_FAILED);
+    }
+  } else {
+    paths = malloc(sizeof *paths);
+    if (paths && (paths[0] = strdup(target))) n = 1;
+  }
+  shm_counters *files = calloc(n + 1, sizeof *files);
+  int code = files ? 0 : (lp_fail("out of memory"), fail(EXIT_FAILED));
+  size_t opened = 0;
+  for (; !code && opened < n; opened++)
+    if (shm_counters_open(paths[opened], &files[opened]) != LP_OK) code = fail(EXIT_FAILED);
+  int failures = 0;
+  if (!code) lp_lua_report(lua, files, n, &failures);
+  if (!code && failures) code = EXIT_COLLECTOR_FAILED;
+  for (size_t i = 0; i < opened; i++) shm_counters_close(&files[i]);
+  for (size_t i = 0; i < n; i++) free(paths[i]);
+  free(paths);
+  free(files);
+  return code;
+}
+
+/* }=== */
+
+/* {=== run and attach ===*/
 
 static core_session *running;
 static lp_lua *sampling;
+static bool attached;
 
 static void sample_live(void *ctx) {
   (void)ctx;
-  if (running && sampling) lp_lua_sample(sampling, core_session_counters(running), 1);
+  if (!running || !sampling) return;
+  shm_counters *files;
+  size_t n = core_session_live_files(running, &files);
+  lp_lua_sample(sampling, files, n);
+  free(files);
 }
 
-static void forward(int sig, siginfo_t *si, void *ctx) {
+static void on_signal(int sig, siginfo_t *si, void *ctx) {
   (void)ctx;
-  /* the terminal already sent it to the whole foreground group */
-  if (running && si->si_code != SI_KERNEL) core_session_forward_signal(running, sig);
+  if (!running) return;
+  if (attached) core_session_detach(running); /* Ctrl-C or --duration: let the process go on */
+  else if (si->si_code != SI_KERNEL) core_session_forward_signal(running, sig); /* the terminal already sent it */
 }
 
-static void forward_signals(void) {
+static void handle_signals(void) {
   struct sigaction sa = {0};
-  sa.sa_sigaction = forward;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sa.sa_sigaction = on_signal;
+  sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: the session's wait sees EINTR */
   sigemptyset(&sa.sa_mask);
   int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
 }
 
-static int cmd_run(int argc, char **argv) {
-  const char *collectors = "calls", *outdir = "lazyprobe-out";
-  bool atomic = false, stats = false;
-  static const struct option longopts[] = {{"atomic", no_argument, 0, 'A'},
-                                           {"stats", no_argument, 0, 'S'},
-                                           {0, 0, 0, 0}};
+typedef struct run_args {
+  const char *collectors, *outdir;
+  bool atomic, stats;
+  unsigned duration;
+  core_rule *rules;
+  size_t nrules;
+} run_args;
+
+/* Parses the options run and attach share; returns optind or -1. */
+static int parse_run_args(int argc, char **argv, bool attach, run_args *a) {
+  static const struct option longopts[] = {{"atomic", no_argument, 0, 'A'},   {"stats", no_argument, 0, 'S'},
+                                           {"include", required_argument, 0, 'I'},
+                                           {"exclude", required_argument, 0, 'X'},
+                                           {"duration", required_argument, 0, 'D'}, {0, 0, 0, 0}};
+  *a = (run_args){"calls", "lazyprobe-out", false, false, 0, NULL, 0};
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "+c:o:", longopts, NULL)) != -1) {
     switch (c) {
-    case 'c': collectors = optarg; break;
-    case 'o': outdir = optarg; break;
-    case 'A': atomic = true; break;
-    case 'S': stats = true; break;
-    default: return usage_error("bad option for run");
+    case 'c': a->collectors = optarg; break;
+    case 'o': a->outdir = optarg; break;
+    case 'A': a->atomic = true; break;
+    case 'S': a->stats = true; break;
+    case 'D': {
+      char *end;
+      long v = strtol(optarg, &end, 10);
+      if (!attach || *end || v <= 0) return -1;
+      a->duration = (unsigned)v;
+      break;
+    }
+    case 'I':
+    case 'X': {
+      core_rule *grown = realloc(a->rules, (a->nrules + 1) * sizeof *grown);
+      if (!grown) return -1;
+      a->rules = grown;
+      if (!core_rule_parse(optarg, c == 'I', &a->rules[a->nrules])) return -1;
+      a->nrules++;
+      break;
+    }
+    default: return -1;
     }
   }
-  if (optind >= argc) return usage_error("run needs a program");
+  return optind;
+}
 
-  char *program;
-  if (core_resolve_program(argv[optind], &program) != LP_OK)
-    return fail(access(argv[optind], F_OK) == 0 || strchr(argv[optind], '/') == NULL ? EXIT_NOT_EXECUTABLE
-                                                                                     : EXIT_NOT_FOUND);
+static void free_rules(run_args *a) {
+  for (size_t i = 0; i < a->nrules; i++) core_rule_free(&a->rules[i]);
+  free(a->rules);
+}
+
+static void print_stats(const core_session *s) {
+  const core_session_stats *k = core_session_get_stats(s);
+  fprintf(stderr,
+          "lazyprobe: stats: startup_us=%llu functions=%llu instrumented=%llu eager=%llu native=%llu "
+          "trapped_calls=%llu instrument_us=%llu cover_removed=%llu processes=%llu modules=%llu\n",
+          (unsigned long long)k->startup_us, (unsigned long long)k->functions, (unsigned long long)k->instrumented,
+          (unsigned long long)k->eager, (unsigned long long)k->native, (unsigned long long)k->trapped_calls,
+          (unsigned long long)(k->instrument_ns / 1000), (unsigned long long)k->cover_removed,
+          (unsigned long long)k->processes, (unsigned long long)k->modules);
+}
+
+/* Runs PROGRAM (argv[0] of PROG_ARGV) or attaches to PID, then reports. */
+static int instrument(run_args *a, char *program, char *const *prog_argv, pid_t pid) {
   lp_lua *lua;
   int dirfd = -1;
-  lp_lua_options lo = {outdir, -1, true};
-  if (prepare_outdir(outdir, &dirfd) != LP_OK) return fail(EXIT_FAILED);
+  lp_lua_options lo = {a->outdir, -1, true};
+  if (prepare_outdir(a->outdir, &dirfd) != LP_OK) return fail(EXIT_FAILED);
   lo.outdir_fd = dirfd;
-  if (lp_lua_new(&lo, &lua) != LP_OK || lp_lua_load(lua, collectors) != LP_OK) return fail(EXIT_FAILED);
+  if (lp_lua_new(&lo, &lua) != LP_OK || lp_lua_load(lua, a->collectors) != LP_OK) return fail(EXIT_FAILED);
 
   uint32_t probes;
   if (lp_lua_probes(lua, &probes) != LP_OK) return fail(EXIT_FAILED);
-  core_session_options so = {program, argv + optind, dirfd, outdir, atomic, probes,
-                             lp_lua_interval(lua), sample_live, NULL};
+  core_session_options so = {.program = program,
+                             .argv = prog_argv,
+                             .attach = pid,
+                             .outdir_fd = dirfd,
+                             .outdir = a->outdir,
+                             .atomic = a->atomic,
+                             .probes = probes,
+                             .select = {a->rules, a->nrules},
+                             .duration_ms = a->duration * 1000,
+                             .tick_ms = lp_lua_interval(lua),
+                             .tick = sample_live};
   sampling = lua;
+  attached = pid != 0;
+  handle_signals();
   core_session *s;
   if (core_session_start(&so, &s) != LP_OK) return fail(EXIT_FAILED);
   running = s;
-  forward_signals();
   int status = 0;
   lp_status st = core_session_run(s, &status);
   running = NULL;
   if (st != LP_OK) fprintf(stderr, "lazyprobe: %s\n", lp_error());
-
-  int failures;
-  lp_lua_report(lua, core_session_counters(s), 1, &failures);
-  if (stats) {
-    const core_session_stats *k = core_session_get_stats(s);
-    fprintf(stderr,
-            "lazyprobe: stats: startup_us=%llu functions=%llu instrumented=%llu eager=%llu native=%llu "
-            "trapped_calls=%llu instrument_us=%llu cover_removed=%llu\n",
-            (unsigned long long)k->startup_us, (unsigned long long)k->functions,
-            (unsigned long long)k->instrumented, (unsigned long long)k->eager, (unsigned long long)k->native,
-            (unsigned long long)k->trapped_calls, (unsigned long long)(k->instrument_ns / 1000),
-            (unsigned long long)k->cover_removed);
-  }
+  if (a->stats) print_stats(s);
   core_session_free(s);
+
+  int code = report(lua, a->outdir, NULL); /* a collector's error was said; the status stays the program's */
   lp_lua_free(lua);
-  free(program);
-  if (st != LP_OK) return EXIT_FAILED;
+  if (st != LP_OK || code == EXIT_FAILED) return EXIT_FAILED;
+  if (pid) return 0;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int cmd_run(int argc, char **argv) {
+  run_args a;
+  int first = parse_run_args(argc, argv, false, &a);
+  if (first < 0) return usage_error("bad option for run");
+  if (first >= argc) return usage_error("run needs a program");
+  char *program;
+  if (core_resolve_program(argv[first], &program) != LP_OK)
+    return fail(access(argv[first], F_OK) == 0 || strchr(argv[first], '/') == NULL ? EXIT_NOT_EXECUTABLE
+                                                                                 : EXIT_NOT_FOUND);
+  int code = instrument(&a, program, argv + first, 0);
+  free(program);
+  free_rules(&a);
+  return code;
+}
+
+static int cmd_attach(int argc, char **argv) {
+  run_args a;
+  int first = parse_run_args(argc, argv, true, &a);
+  if (first < 0) return usage_error("bad option for attach");
+  if (first != argc - 1) return usage_error("attach needs one PID");
+  char *end;
+  long pid = strtol(argv[first], &end, 10);
+  if (*end || pid <= 0) return usage_error("attach needs a process id");
+  if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+    lp_fail("no process %ld", pid);
+    return fail(EXIT_FAILED);
+  }
+  int code = instrument(&a, NULL, NULL, (pid_t)pid);
+  free_rules(&a);
+  return code;
 }
 
 /* }=== */
@@ -168,11 +317,13 @@ static int cmd_run(int argc, char **argv) {
 /* {=== report ===*/
 
 static int cmd_report(int argc, char **argv) {
-  const char *collectors = "calls";
+  const char *collectors = "calls", *pids = NULL;
+  static const struct option longopts[] = {{"pid", required_argument, 0, 'P'}, {0, 0, 0, 0}};
   int c;
   optind = 1;
-  while ((c = getopt(argc, argv, "+c:")) != -1) {
+  while ((c = getopt_long(argc, argv, "+c:", longopts, NULL)) != -1) {
     if (c == 'c') collectors = optarg;
+    else if (c == 'P') pids = optarg;
     else return usage_error("bad option for report");
   }
   if (optind != argc - 1) return usage_error("report needs one DIR or FILE");
@@ -182,46 +333,23 @@ static int cmd_report(int argc, char **argv) {
     lp_fail("%s: %s", target, strerror(errno));
     return fail(EXIT_FAILED);
   }
-
   char *dir;
-  char *paths[256];
-  size_t n = 0;
   if (S_ISDIR(st.st_mode)) {
     dir = strdup(target);
-    DIR *d = opendir(target);
-    for (struct dirent *e; d && (e = readdir(d)) && n < 256;)
-      if (is_counters_name(e->d_name) && asprintf(&paths[n], "%s/%s", target, e->d_name) >= 0) n++;
-    if (d) closedir(d);
-    if (n == 0) {
-      lp_fail("%s: no counters files (lazyprobe.*.counters) in it", target);
-      free(dir);
-      return fail(EXIT_FAILED);
-    }
   } else {
     const char *slash = strrchr(target, '/');
     dir = slash ? strndup(target, (size_t)(slash - target) + (slash == target)) : strdup(".");
-    paths[n++] = strdup(target);
   }
-
-  shm_counters files[256];
-  int code = 0;
-  for (size_t i = 0; i < n && !code; i++)
-    if (shm_counters_open(paths[i], &files[i]) != LP_OK) {
-      code = fail(EXIT_FAILED);
-      n = i;
-    }
-  int dirfd = code ? -1 : open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   lp_lua *lua = NULL;
   lp_lua_options lo = {dir, dirfd, false};
-  if (!code && dirfd < 0) code = (lp_fail("%s: %s", dir, strerror(errno)), fail(EXIT_FAILED));
+  int code = 0;
+  if (dirfd < 0) code = (lp_fail("%s: %s", dir, strerror(errno)), fail(EXIT_FAILED));
   if (!code && (lp_lua_new(&lo, &lua) != LP_OK || lp_lua_load(lua, collectors) != LP_OK))
     code = fail(EXIT_FAILED);
-  int failures = 0;
-  if (!code) lp_lua_report(lua, files, n, &failures);
-  if (!code && failures) code = EXIT_FAILED;
+  if (!code) code = report(lua, target, pids);
+  if (code == EXIT_COLLECTOR_FAILED) code = EXIT_FAILED;
   lp_lua_free(lua);
-  for (size_t i = 0; i < n; i++) shm_counters_close(&files[i]);
-  for (size_t i = 0; i < n; i++) free(paths[i]);
   if (dirfd >= 0) close(dirfd);
   free(dir);
   return code;
@@ -244,6 +372,7 @@ int main(int argc, char **argv) {
   }
   const char *cmd = argv[1];
   if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
+  if (!strcmp(cmd, "attach")) return cmd_attach(argc - 1, argv + 1);
   if (!strcmp(cmd, "report")) return cmd_report(argc - 1, argv + 1);
   if (!strcmp(cmd, "collectors")) return cmd_collectors();
   if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {

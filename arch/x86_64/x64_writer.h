@@ -71,6 +71,12 @@ void x64_put_inc_rip_counter(x64_writer *w, uint64_t counter, bool lock);
 void x64_put_mov_byte_rip_one(x64_writer *w, uint64_t counter);
 void x64_put_flags_save(x64_writer *w);
 void x64_put_flags_restore(x64_writer *w);
+/* How far below its value before the save rsp is, after each instruction of
+ * the save and the restore (for unwind information). */
+#define X64_FLAGS_SAVE_LEA_LEN 5     /* lea rsp,[rsp-128]: then 128 below */
+#define X64_FLAGS_RESTORE_POPF_LEN 1 /* popfq: then 128 below, 0 after the lea */
+#define X64_RED_ZONE 128
+#define X64_FLAGS_SAVED_BELOW (X64_RED_ZONE + 8) /* after pushfq */
 
 /* Copies an instruction of LEN bytes and rewrites its disp32 at DISP_OFFSET:
  * RIP-relative to TARGET, RIP-relative to LABEL, or the absolute address of

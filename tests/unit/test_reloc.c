@@ -7,7 +7,7 @@
  * target (through any probes and edge stubs on the way).  Probe shapes and
  * placements (entry, block cover/count, edges on fall, taken, table and
  * return, call sites, shared flag saves), flags liveness, the blocks and
- * edges of the CFG and the spanning-tree property are checked here; the
+ * edges of the CFG, the origin map and the spanning-tree property are checked here; the
  * execution oracle is in test_flow.c.  No arguments; exit status 0 when all
  * pass. */
 #include <inttypes.h>
@@ -144,6 +144,45 @@ static void oracle(const char *name, const fn_case *c, const reloc_plan *p, cons
   }
 }
 
+/* The origin map: sorted ranges from offset 0, neighbours distinct, the
+ * range holding each instruction's copy names that instruction with rsp
+ * where the original has it, and every change of sp_below is explained by
+ * the instruction of the copy that ends there (lea rsp,[rsp-128], pushfq,
+ * popfq, lea rsp,[rsp+128]). */
+static void check_origins(const char *name, const fn_case *c, const reloc_plan *p, const uint8_t *out,
+                          size_t copy_size) {
+  size_t n;
+  const reloc_origin *o = reloc_origins(p, &n);
+  CHECK(n > 0 && o[0].offset == 0 && o[0].sp_below == 0, "origin map does not start at 0");
+  for (size_t k = 1; k < n; k++) {
+    CHECK(o[k - 1].offset < o[k].offset && (o[k - 1].orig != o[k].orig || o[k - 1].sp_below != o[k].sp_below) &&
+              o[k].offset < copy_size,
+          "origin ranges %zu, %zu out of order", k - 1, k);
+    if (o[k - 1].sp_below == o[k].sp_below) continue;
+    int64_t moved = (int64_t)o[k].sp_below - (int64_t)o[k - 1].sp_below;
+    bool explained = false;
+    for (size_t len = 1; len <= 8 && len <= o[k].offset && !explained; len++) {
+      x64_insn i;
+      size_t at = o[k].offset - len;
+      if (!x64_decode(out + at, len, DEST + at, &i) || i.len != len) continue;
+      explained = (i.mnemonic == ZYDIS_MNEMONIC_PUSHFQ && moved == 8) ||
+                  (i.mnemonic == ZYDIS_MNEMONIC_POPFQ && moved == -8) ||
+                  (i.mnemonic == ZYDIS_MNEMONIC_LEA && i.op[0].reg == ZYDIS_REGISTER_RSP &&
+                   i.op[1].type == X64_OP_MEM && i.op[1].base == ZYDIS_REGISTER_RSP && i.op[1].disp == -moved);
+    }
+    CHECK(explained, "rsp moves by %" PRId64 " at copy +0x%zx, no instruction there does", moved, o[k].offset);
+  }
+  reloc_function_desc d = desc(c);
+  for (uint64_t a = d.lo; a < d.hi && n > 0; a++) {
+    int64_t off = reloc_copy_offset(p, a);
+    if (off < 0) continue;
+    size_t k = 0;
+    while (k + 1 < n && o[k + 1].offset <= (size_t)off) k++;
+    CHECK(o[k].orig == a && o[k].sp_below == 0, "copy of 0x%" PRIx64 " lies in a range of 0x%" PRIx64 " (rsp -%u)", a,
+          o[k].orig, o[k].sp_below);
+  }
+}
+
 /* Plans C, emits at DEST; checks EXPECT (when given) and runs the oracle.
  * Returns the plan (caller frees) and the copy in *OUT. */
 static reloc_plan *run(const fn_case *c, const reloc_probes *probes, uint64_t dest,
@@ -185,6 +224,7 @@ static reloc_plan *run(const fn_case *c, const reloc_probes *probes, uint64_t de
     }
   }
   oracle(name, c, p, *out, dest, info->copy_size);
+  if (dest == DEST) check_origins(name, c, p, *out, info->copy_size);
   return p;
 }
 

@@ -1,0 +1,410 @@
+/* breaks.c — the lazy break manager of one process: an int3 at the entry of
+ * every selected function; a hit relocates the whole function with its
+ * probes (and its direct callees too, so that they never trap; calls from a
+ * copy go straight to the callee's copy when there is one), writes the copy to
+ * the module's arena, patches the entry with a jmp to it (bytes 1..4 first, the
+ * int3 in byte 0 replaced last, so no thread ever runs a half-written
+ * instruction) and resumes the thread in the copy.  Entries too small for a jmp
+ * keep their break: every call traps and is sent to the copy ("trapped").  A
+ * function that cannot be relocated gets its original byte back and runs
+ * natively ("native").
+ *
+ * Coverage probes are needed only until their block first runs: every
+ * SWEEP_MS the covered ones are replaced by NOPs of the same size, an int3 in
+ * their first byte while the rest is written (a thread that meets it is sent
+ * past the probe, whose slot is already set). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/user.h>
+
+#include "eh_frame.h"
+#include "reloc.h"
+#include "reloc_unwind.h"
+#include "session_internal.h"
+
+#define JMP_REL32 0xe9
+#define JMP_REL32_SIZE 5
+#define MAX_EAGER 64 /* callees instrumented along with one first hit */
+
+static uint8_t original_byte(const pmodule *m, uint64_t link_addr) {
+  return m->file->image.bytes[link_addr - m->file->image.base];
+}
+
+/* Writes an int3 (or, with RESTORE, the original bytes: one, or the five of a
+ * patched entry) at the entry of every function of M whose state is in MASK,
+ * one read and one write per page. */
+lp_status breaks_write(process *p, pmodule *m, unsigned mask, bool restore) {
+  const core_module *mod = m->file->module;
+  uint8_t page[PAGE + JMP_REL32_SIZE];
+  for (size_t i = 0; i < mod->nfunctions;) {
+    if (!(mask & (1u << m->fns[i].state))) {
+      i++;
+      continue;
+    }
+    uint64_t base = (mod->functions[i].addr + m->bias) & ~(PAGE - 1);
+    LP_CHECK(core_mem_read(&p->target, base, page, PAGE));
+    size_t end = PAGE;
+    for (; i < mod->nfunctions && ((mod->functions[i].addr + m->bias) & ~(PAGE - 1)) == base; i++) {
+      if (!(mask & (1u << m->fns[i].state))) continue;
+      uint64_t link = mod->functions[i].addr, at = link + m->bias;
+      size_t n = restore && m->fns[i].state == SHM_RELOCATED ? JMP_REL32_SIZE : 1;
+      if (at - base + n > end) { /* a patched entry that crosses the page */
+        LP_CHECK(core_mem_read(&p->target, base + PAGE, page + PAGE, JMP_REL32_SIZE));
+        end = PAGE + JMP_REL32_SIZE;
+      }
+      for (size_t k = 0; k < n; k++) page[at - base + k] = restore ? original_byte(m, link + k) : INT3;
+    }
+    LP_CHECK(core_mem_write(&p->target, base, page, end));
+  }
+  return LP_OK;
+}
+
+lp_status breaks_restore_all(process *p) {
+  lp_status st = LP_OK;
+  for (size_t k = 0; k < p->nmods; k++) {
+    if (p->mods[k].unloaded) continue;
+    lp_status one = breaks_write(p, &p->mods[k], 1u << SHM_NOT_RUN | 1u << SHM_TRAPPED | 1u << SHM_RELOCATED,
+                                 true);
+    if (st == LP_OK) st = one;
+  }
+  return st;
+}
+
+static lp_status leave_native(core_session *s, process *p, pmodule *m, long i, const char *why) {
+  const core_function *fn = &m->file->module->functions[i];
+  uint8_t orig = original_byte(m, fn->addr);
+  m->fns[i].state = SHM_NATIVE;
+  shm_set_state(&p->counters, m->first + (uint32_t)i, SHM_NATIVE, why);
+  s->stats.native++;
+  fprintf(stderr, "lazyprobe: not instrumented: %s: %s\n", fn->name, why);
+  return core_mem_write(&p->target, fn->addr + m->bias, &orig, 1);
+}
+
+typedef struct link_ctx {
+  core_session *s;
+  process *p;
+} link_ctx;
+
+/* Calls and jumps from a new copy go straight to the callee's copy if it has one. */
+static uint64_t copy_of(void *ctx, uint64_t target) {
+  const link_ctx *l = ctx;
+  long j;
+  pmodule *m = process_module_at(l->p, target, &j);
+  return m && j >= 0 && m->fns[j].copy ? m->fns[j].copy : target;
+}
+
+/* Is ADDR the entry of a function whose name says it is one?  A jump there is
+ * a tail call, with flags dead (ABI).  FUNC.cold fragments and stripped
+ * functions (fn_<hex>, which may be fragments) are not trusted. */
+static bool is_entry(void *ctx, uint64_t addr) {
+  const link_ctx *l = ctx;
+  long j;
+  pmodule *m = process_module_at(l->p, addr, &j);
+  if (!m || j < 0) return false;
+  const core_function *f = &m->file->module->functions[j];
+  return (f->sources & (CORE_FROM_SYMTAB | CORE_FROM_DYNSYM)) && !strstr(f->name, ".cold");
+}
+
+static reloc_probes probes_for(const core_session *s, link_ctx *links) {
+  uint32_t bits = s->opt.probes;
+  return (reloc_probes){
+      .entry = true,
+      .blocks = bits & SHM_PROBE_BLOCKS_COUNT   ? RELOC_BLOCKS_COUNT
+                : bits & SHM_PROBE_BLOCKS_COVER ? RELOC_BLOCKS_COVER
+                                                : RELOC_BLOCKS_NONE,
+      .arcs = bits & SHM_PROBE_ARCS,
+      .calls = bits & SHM_PROBE_CALLS,
+      .atomic = s->opt.atomic,
+      .is_entry = is_entry,
+      .ctx = links,
+  };
+}
+
+/* Reserves the function's slots and writes its graph into the counters file,
+ * once per file (a fork child's file starts as a copy of its parent's).  The
+ * slot layout is reloc.h's: entry, blocks, counted edges, calls. */
+static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, const reloc_plan *plan,
+                               const reloc_info *info) {
+  shm_counters *c = &p->counters;
+  shm_function *sf = &shm_functions(c)[m->first + i];
+  if (sf->slot != SHM_NONE) return LP_OK;
+  shm_reservation r;
+  LP_CHECK(shm_reserve(c, (uint32_t)info->ncounters, (uint32_t)info->nblocks, (uint32_t)info->nedges,
+                       (uint32_t)info->ncalls, &r));
+  bool block_slots = s->opt.probes & (SHM_PROBE_BLOCKS_COUNT | SHM_PROBE_BLOCKS_COVER);
+  bool call_slots = s->opt.probes & SHM_PROBE_CALLS;
+  uint64_t bias = m->bias;
+  const reloc_block *blocks = reloc_blocks(plan);
+  shm_block *sb = shm_blocks(c) + r.first_block;
+  for (size_t b = 0; b < info->nblocks; b++)
+    sb[b] = (shm_block){blocks[b].addr - bias, blocks[b].size, blocks[b].ninsns,
+                        block_slots ? r.slot + (uint32_t)(info->block_slot + b) : SHM_NONE,
+                        blocks[b].leaks ? SHM_BLOCK_LEAKS : 0};
+  const reloc_edge *edges = reloc_edges(plan);
+  shm_edge *se = shm_edges(c) + r.first_edge;
+  uint32_t counted = 0;
+  for (size_t e = 0; e < info->nedges; e++)
+    se[e] = (shm_edge){edges[e].branch - bias, edges[e].target ? edges[e].target - bias : 0,
+                       edges[e].from, edges[e].to == RELOC_EXIT ? SHM_NONE : edges[e].to,
+                       edges[e].counted ? r.slot + (uint32_t)info->edge_slot + counted++ : SHM_NONE,
+                       edges[e].kind, {0}};
+  const reloc_call *calls = reloc_calls(plan);
+  shm_call *sc = shm_calls(c) + r.first_call;
+  for (size_t k = 0; k < info->ncalls; k++)
+    sc[k] = (shm_call){calls[k].site - bias, calls[k].target ? calls[k].target - bias : 0,
+                       call_slots ? r.slot + (uint32_t)(info->call_slot + k) : SHM_NONE, 0};
+  sf->first_block = r.first_block;
+  sf->nblocks = (uint32_t)info->nblocks;
+  sf->first_edge = r.first_edge;
+  sf->nedges = (uint32_t)info->nedges;
+  sf->first_call = r.first_call;
+  sf->ncalls = (uint32_t)info->ncalls;
+  sf->slot = r.slot; /* last: the graph is complete before anything points at it */
+  return LP_OK;
+}
+
+/* {=== removing cover probes ===*/
+
+bool breaks_sweeping(const core_session *s) {
+  return (s->opt.probes & SHM_PROBE_BLOCKS_COVER) && !(s->opt.probes & SHM_PROBE_BLOCKS_COUNT);
+}
+
+/* Keeps the cover probes of a new copy at DEST for removal. */
+static lp_status remember_cover_probes(core_session *s, process *p, const shm_function *sf,
+                                       const reloc_plan *plan, size_t nblocks, uint64_t dest) {
+  if (!breaks_sweeping(s)) return LP_OK;
+  const shm_block *blocks = shm_blocks(&p->counters) + sf->first_block;
+  for (size_t b = 0; b < nblocks; b++) {
+    int64_t off = reloc_cover_probe_offset(plan, b);
+    if (off < 0 || blocks[b].slot == SHM_NONE) continue;
+    if (p->npending == p->cappending) {
+      size_t cap = p->cappending ? 2 * p->cappending : 256;
+      cover_probe *grown = realloc(p->pending, cap * sizeof *grown);
+      if (!grown) return lp_fail("out of memory");
+      p->pending = grown;
+      p->cappending = cap;
+    }
+    p->pending[p->npending++] = (cover_probe){dest + (uint64_t)off, blocks[b].slot};
+  }
+  return LP_OK;
+}
+
+static int by_address(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Writes BYTES[FROM, TO) of a RELOC_COVER_PROBE_SIZE-byte NOP over each probe
+ * at ADDRS (sorted), one read and one write per run of probes within a page. */
+static lp_status write_probes(process *p, const uint64_t *addrs, size_t n, const uint8_t *bytes,
+                              size_t from, size_t to) {
+  uint8_t window[PAGE + RELOC_COVER_PROBE_SIZE];
+  for (size_t k = 0; k < n;) {
+    size_t j = k;
+    while (j < n && addrs[j] + RELOC_COVER_PROBE_SIZE - addrs[k] <= sizeof window) j++;
+    uint64_t lo = addrs[k], hi = addrs[j - 1] + RELOC_COVER_PROBE_SIZE;
+    LP_CHECK(core_mem_read(&p->target, lo, window, hi - lo));
+    for (size_t q = k; q < j; q++) memcpy(window + (addrs[q] - lo) + from, bytes + from, to - from);
+    LP_CHECK(core_mem_write(&p->target, lo, window, hi - lo));
+    k = j;
+  }
+  return LP_OK;
+}
+
+/* Replaces the probes of P whose blocks have run by NOPs: an int3 in their
+ * first byte, then the rest, then the first byte, so that no thread ever runs
+ * a half-written instruction. */
+lp_status breaks_sweep(core_session *s, process *p) {
+  static const uint8_t nop7[RELOC_COVER_PROBE_SIZE] = {0x0f, 0x1f, 0x80, 0, 0, 0, 0}; /* nopl 0(%rax) */
+  static const uint8_t int3[RELOC_COVER_PROBE_SIZE] = {INT3};
+  size_t n = 0, kept = 0;
+  uint64_t *done = malloc((p->npending + 1) * sizeof *done);
+  if (!done) return lp_fail("out of memory");
+  for (size_t k = 0; k < p->npending; k++) {
+    if (shm_slot_value(&p->counters, p->pending[k].slot)) done[n++] = p->pending[k].addr;
+    else p->pending[kept++] = p->pending[k];
+  }
+  p->npending = kept;
+  lp_status st = LP_OK;
+  if (n) {
+    qsort(done, n, sizeof *done, by_address);
+    uint64_t *grown = realloc(p->removed, (p->nremoved + n) * sizeof *grown);
+    if (!grown) st = lp_fail("out of memory");
+    if (st == LP_OK) {
+      p->removed = grown;
+      memcpy(p->removed + p->nremoved, done, n * sizeof *done); /* before the int3s can trap */
+      p->nremoved += n;
+      qsort(p->removed, p->nremoved, sizeof *p->removed, by_address);
+      st = write_probes(p, done, n, int3, 0, 1);
+    }
+    if (st == LP_OK) st = write_probes(p, done, n, nop7, 1, RELOC_COVER_PROBE_SIZE);
+    if (st == LP_OK) st = write_probes(p, done, n, nop7, 0, 1);
+    s->stats.cover_removed += n;
+  }
+  free(done);
+  return st;
+}
+
+/* Is ADDR a removed probe (whose int3 a thread may have met)? */
+static bool removed_probe(const process *p, uint64_t addr) {
+  return p->nremoved && bsearch(&addr, p->removed, p->nremoved, sizeof addr, by_address);
+}
+
+/* }=== */
+
+/* Names the copy of FN at DEST for perf and gives it unwind information made
+ * from the original's, registered before the next unwind.  Fails only when
+ * the function has exception tables that its copy cannot have: it must not
+ * run then, or a throw through it would end the program. */
+static lp_status describe_copy(process *p, pmodule *m, const core_function *fn, const reloc_plan *plan,
+                               uint64_t dest, uint64_t size) {
+  core_perfmap_add(&p->perfmap, dest, size, fn->name);
+  const core_eh_frame *eh = core_module_eh_frame(m->file->module);
+  core_cfi cc;
+  if (!eh || !p->unwind || core_eh_frame_find(eh, fn->addr, &cc) != LP_OK) return LP_OK;
+  const core_image *im = &m->file->image;
+  bool lsda = cc.lsda && cc.lsda >= im->base && cc.lsda < im->base + im->size;
+  reloc_cfi cfi = {.pc_begin = cc.pc_begin + m->bias,
+                   .pc_range = cc.pc_range,
+                   .code_align = cc.code_align,
+                   .data_align = cc.data_align,
+                   .ra_reg = cc.ra_reg,
+                   .signal_frame = cc.signal_frame,
+                   .cie_program = cc.cie_program,
+                   .cie_program_size = cc.cie_program_size,
+                   .fde_program = cc.fde_program,
+                   .fde_program_size = cc.fde_program_size,
+                   .personality_enc = cc.personality_enc,
+                   .personality = cc.personality_enc != 0xff ? cc.personality + m->bias : 0,
+                   .lsda = lsda ? cc.lsda + m->bias : 0,
+                   .lsda_bytes = lsda ? im->bytes + (cc.lsda - im->base) : NULL,
+                   .lsda_size = lsda ? im->base + im->size - cc.lsda : 0};
+  reloc_unwind u;
+  if (reloc_unwind_build(plan, &cfi, dest, &u) != LP_OK) return cc.lsda ? LP_ERR : LP_OK;
+  lp_status st = core_unwind_add(p->unwind, dest, &u);
+  reloc_unwind_free(&u);
+  if (st == LP_OK) st = process_arm_unwinder(p);
+  return st;
+}
+
+/* Relocates function I of module M.  With EAGER (a first hit), its direct
+ * callees are relocated too, in the same stop, so that they never trap: one
+ * trap round trip costs several times a relocation (docs/PERFORMANCE.md). */
+static lp_status instrument(core_session *s, process *p, pmodule *m, long i, bool eager) {
+  const core_function *fn = &m->file->module->functions[i];
+  const core_image *image = &m->file->image;
+  uint64_t entry = fn->addr + m->bias;
+  reloc_function_desc desc = {
+      .entry = entry,
+      .lo = entry,
+      .hi = entry + fn->size,
+      .code = image->bytes,
+      .code_base = image->base + m->bias,
+      .code_size = image->size,
+  };
+  link_ctx links = {s, p};
+  reloc_probes probes = probes_for(s, &links);
+  reloc_plan *plan;
+  reloc_info info;
+  if (reloc_plan_function(&desc, &probes, &plan, &info) != LP_OK) return leave_native(s, p, m, i, lp_error());
+
+  if (eager) {
+    uint64_t callees[MAX_EAGER];
+    size_t n = reloc_callees(plan, callees, MAX_EAGER);
+    for (size_t k = 0; k < n && k < MAX_EAGER; k++) {
+      long j;
+      pmodule *cm = process_module_at(p, callees[k], &j);
+      if (!cm || j < 0 || cm->fns[j].state != SHM_NOT_RUN) continue;
+      lp_status st = instrument(s, p, cm, j, false);
+      if (st != LP_OK) {
+        reloc_plan_free(plan);
+        return st;
+      }
+      s->stats.eager++;
+    }
+  }
+
+  uint64_t dest;
+  uint8_t *copy = NULL;
+  if (publish_graph(s, p, m, i, plan, &info) != LP_OK) {
+    reloc_plan_free(plan);
+    return leave_native(s, p, m, i, lp_error());
+  }
+  const shm_function *sf = &shm_functions(&p->counters)[m->first + i];
+  uint64_t counters = m->slots + 8 * (uint64_t)sf->slot;
+  if (shm_arena_alloc(&m->arena, info.copy_size, 16, &dest) != LP_OK ||
+      !(copy = malloc(info.copy_size ? info.copy_size : 1)) ||
+      reloc_emit(plan, dest, copy, counters, copy_of, &links) != LP_OK) {
+    free(copy);
+    reloc_plan_free(plan);
+    return leave_native(s, p, m, i, copy ? lp_error() : "out of memory");
+  }
+  if (describe_copy(p, m, fn, plan, dest, info.copy_size) != LP_OK) {
+    free(copy);
+    reloc_plan_free(plan);
+    return leave_native(s, p, m, i, lp_error());
+  }
+  lp_status st = remember_cover_probes(s, p, sf, plan, info.nblocks, dest);
+  reloc_plan_free(plan);
+  if (st == LP_OK) st = core_mem_write(&p->target, dest, copy, info.copy_size);
+  free(copy);
+  LP_CHECK(st);
+
+  /* A jmp may overwrite bytes 1..4 only if they belong to this function and no
+   * path that leaves the copy can come back to them in the original body. */
+  bool patch = fn->room >= JMP_REL32_SIZE &&
+               !(info.leaves_to_original && info.min_inner_target < JMP_REL32_SIZE);
+  if (patch) {
+    int32_t rel = (int32_t)(dest - (entry + JMP_REL32_SIZE));
+    uint8_t jmp[JMP_REL32_SIZE] = {JMP_REL32};
+    memcpy(jmp + 1, &rel, sizeof rel);
+    if (p->refs == 1) { /* its only thread is stopped: one write */
+      LP_CHECK(core_mem_write(&p->target, entry, jmp, sizeof jmp));
+    } else {
+      LP_CHECK(core_mem_write(&p->target, entry + 1, jmp + 1, sizeof rel));
+      LP_CHECK(core_mem_write(&p->target, entry, jmp, 1)); /* the int3 goes last */
+    }
+  }
+  m->fns[i].copy = dest;
+  m->fns[i].state = patch ? SHM_RELOCATED : SHM_TRAPPED;
+  char note[96] = "";
+  if (!patch)
+    snprintf(note, sizeof note, "%s; every call traps",
+             fn->room < JMP_REL32_SIZE ? "entry too small for a jmp" : "body re-entered from outside the copy");
+  else if (info.leaves_to_original)
+    snprintf(note, sizeof note, "an indirect jump leaves the copy");
+  shm_set_state(&p->counters, m->first + (uint32_t)i, m->fns[i].state, note);
+  s->stats.instrumented++;
+  return LP_OK;
+}
+
+/* A SIGTRAP in thread TID of P: ours if it stopped just past the int3 we keep
+ * at a function entry (an instruction pointer in the middle of the entry's
+ * first instruction cannot come from anything else) or at a probe being
+ * removed. */
+lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
+  struct user_regs_struct regs;
+  *ours = false;
+  LP_CHECK(core_regs_get(tid, &regs));
+  uint64_t at = regs.rip - 1;
+  if (removed_probe(p, at)) { /* met the int3 of a probe being removed: its slot is set */
+    *ours = true;
+    regs.rip = at + RELOC_COVER_PROBE_SIZE;
+    return core_regs_set(tid, &regs);
+  }
+  long i;
+  pmodule *m = process_module_at(p, at, &i);
+  if (!m || i < 0 || m->fns[i].state == SHM_EXCLUDED) return LP_OK;
+  *ours = true;
+
+  uint64_t t0 = core_now_ns();
+  if (m->fns[i].state == SHM_NOT_RUN) {
+    LP_CHECK(instrument(s, p, m, i, true));
+    s->stats.instrument_ns += core_now_ns() - t0;
+  } else if (m->fns[i].state == SHM_TRAPPED) {
+    s->stats.trapped_calls++;
+  }
+  regs.rip = m->fns[i].state == SHM_NATIVE ? at : m->fns[i].copy;
+  return core_regs_set(tid, &regs);
+}

@@ -1,0 +1,31 @@
+/* perfmap.h — /tmp/perf-PID.map, where perf report finds names for code it
+ * has no file for (the copies): one `START SIZE name` line per copy, START
+ * and SIZE in hex without 0x (perf's map file convention).
+ *
+ * The file is created owner-only and never through a symbolic link.  An
+ * existing one is appended to (the target may write its own, as JITs do)
+ * when it is a regular file of ours with one link; anything else is refused
+ * (perf itself reads only files owned by the user running it). */
+#ifndef CORE_PERFMAP_H
+#define CORE_PERFMAP_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lp_status.h"
+
+typedef struct core_perfmap {
+  int fd; /* -1 when closed */
+} core_perfmap;
+
+/* Opens /tmp/perf-PID.map for appending (DIR instead of /tmp when not NULL,
+ * for tests). */
+lp_status core_perfmap_open(pid_t pid, const char *dir, core_perfmap *m);
+
+/* Appends one line naming [START, START + SIZE); line breaks in NAME become
+ * spaces.  One write per line (O_APPEND). */
+lp_status core_perfmap_add(core_perfmap *m, uint64_t start, uint64_t size, const char *name);
+
+void core_perfmap_close(core_perfmap *m);
+
+#endif

@@ -1,0 +1,518 @@
+/* process.c — one process image under lazyprobe: the modules it has loaded
+ * (the main program, then the libraries of the loader's list, selected by
+ * --include/--exclude), its own counters file, and what is mapped into it for
+ * each module: a view of the counters' slots and a code arena for the copies,
+ * placed together within reach of the module (remote system calls).
+ *
+ * A fork child starts as a copy of its parent's state; its first stop maps a
+ * file of its own over every view, at the same addresses, so that the copies
+ * it inherited count into its file.  Modules the loader adds later are found
+ * at its hook (r_debug.r_brk); those it removes keep their counts. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rdebug.h"
+#include "session_internal.h"
+
+#define HEAP_ROOM (1ull << 30)      /* leave brk() this much room to grow */
+#define NON_PIE_LIMIT (1ull << 31)  /* absolute jump tables need sign-extended disp32 */
+#define LATER_CODE (16ull << 20)    /* counters room for code of modules loaded later */
+#define VIEW_GAP (16 * PAGE)        /* between a view of the counters and its arena */
+#define EH_DATA_SIZE (1ull << 20)   /* read-write memory for unwind information, per mapping */
+
+static const uint8_t ret_insn[] = {0xc3};
+static const uint8_t endbr_ret_insns[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xc3};
+
+/* {=== module files ===*/
+
+static lp_status module_file_open(core_session *s, const char *path, module_file **out) {
+  struct stat st;
+  if (stat(path, &st) != 0) return lp_fail("%s: %s", path, strerror(errno));
+  for (module_file *f = s->files; f; f = f->next)
+    if (f->dev == st.st_dev && f->ino == st.st_ino) {
+      *out = f;
+      return LP_OK;
+    }
+  module_file *f = calloc(1, sizeof *f);
+  if (!f || !(f->path = strdup(path))) {
+    free(f);
+    return lp_fail("out of memory");
+  }
+  f->dev = st.st_dev;
+  f->ino = st.st_ino;
+  lp_status ok = core_module_open(path, &f->module);
+  if (ok == LP_OK) ok = core_image_load(path, &f->image);
+  if (ok != LP_OK) {
+    if (f->module) core_module_close(f->module);
+    free(f->path);
+    free(f);
+    return LP_ERR;
+  }
+  f->next = s->files;
+  s->files = f;
+  *out = f;
+  return LP_OK;
+}
+
+static uint64_t code_size(const core_module *m) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < m->nexec; i++) n += m->exec[i].size;
+  return n;
+}
+
+/* }=== */
+
+/* {=== remote system calls ===*/
+
+static lp_status remote(core_session *s, process *p, pid_t tid, uint64_t scratch, long nr, uint64_t a0,
+                        uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, int64_t *ret) {
+  const uint64_t args[6] = {a0, a1, a2, a3, a4, a5};
+  int deferred = 0;
+  LP_CHECK(core_remote_syscall(&p->target, tid, scratch, nr, args, ret, &deferred));
+  if (deferred && !s->deferred_sig) {
+    s->deferred_sig = deferred;
+    s->deferred_tid = tid;
+  }
+  if (*ret < 0 && *ret > -4096) return lp_fail("system call %ld in the program: %s", nr, strerror((int)-*ret));
+  return LP_OK;
+}
+
+/* Opens P's counters file in the target; the target must have opened the
+ * very file we created, not one swapped in. */
+static lp_status open_counters_in_target(core_session *s, process *p, pid_t tid, uint64_t scratch, int64_t *fd) {
+  char name[64], path[PATH_MAX + 64];
+  shm_counters_name(p->pid, p->image, name, sizeof name);
+  char *dir = realpath(s->opt.outdir, NULL);
+  if (!dir) return lp_fail("%s: %s", s->opt.outdir, strerror(errno));
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  free(dir);
+  uint64_t path_addr;
+  LP_CHECK(core_push_bytes(&p->target, tid, path, strlen(path) + 1, &path_addr));
+  LP_CHECK(remote(s, p, tid, scratch, SYS_open, path_addr, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0, 0, 0, 0, fd));
+  char link[64];
+  struct stat mine, theirs;
+  snprintf(link, sizeof link, "/proc/%d/fd/%d", (int)p->pid, (int)*fd);
+  if (fstat(p->counters.fd, &mine) != 0 || stat(link, &theirs) != 0 || mine.st_dev != theirs.st_dev ||
+      mine.st_ino != theirs.st_ino)
+    return lp_fail("%s was replaced while the program opened it", path);
+  return LP_OK;
+}
+
+static lp_status close_in_target(core_session *s, process *p, pid_t tid, uint64_t scratch, int64_t fd) {
+  int64_t ignored;
+  return remote(s, p, tid, scratch, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0, &ignored);
+}
+
+/* Maps a view of the counters' slots (read-write, shared) and a code arena
+ * (read-execute, private, anonymous: nobody but lazyprobe, through ptrace, can
+ * write it) into the target within reach of module M. */
+static lp_status map_module(core_session *s, process *p, pid_t tid, uint64_t scratch, int64_t fd, pmodule *m) {
+  const core_module *mod = m->file->module;
+  uint64_t view_size = shm_target_size(&p->counters);
+  uint64_t arena_size = ((code_size(mod) * 3 + (1u << 20)) + PAGE - 1) & ~(PAGE - 1);
+  shm_range *mapped;
+  size_t nmapped;
+  uint64_t at;
+  LP_CHECK(core_maps_read(p->pid, HEAP_ROOM, &mapped, &nmapped));
+  lp_status st = shm_place_near(mapped, nmapped, m->lo, m->hi, view_size + VIEW_GAP + arena_size,
+                                mod->is_pie ? UINT64_MAX : NON_PIE_LIMIT, &at);
+  free(mapped);
+  LP_CHECK(st);
+  int64_t ret;
+  LP_CHECK(remote(s, p, tid, scratch, SYS_mmap, at, view_size, PROT_READ | PROT_WRITE,
+                  MAP_SHARED | MAP_FIXED_NOREPLACE, (uint64_t)fd, shm_target_offset(&p->counters), &ret));
+  if ((uint64_t)ret != at) return lp_fail("counters mapped at 0x%" PRIx64 ", not 0x%" PRIx64, ret, at);
+  m->slots = at;
+  LP_CHECK(remote(s, p, tid, scratch, SYS_madvise, at, view_size, MADV_RANDOM, 0, 0, 0, &ret)); /* no readahead */
+  uint64_t arena_at = at + view_size + VIEW_GAP;
+  LP_CHECK(remote(s, p, tid, scratch, SYS_mmap, arena_at, arena_size, PROT_READ | PROT_EXEC,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, (uint64_t)-1, 0, &ret));
+  if ((uint64_t)ret != arena_at) return lp_fail("code arena mapped at 0x%" PRIx64 ", not 0x%" PRIx64, ret, arena_at);
+  m->arena = (shm_arena){arena_at, arena_size, 0};
+  return LP_OK;
+}
+
+/* }=== */
+
+/* {=== the unwinder: unwind information of the copies ===*/
+
+static uint64_t find_symbol(const module_file *f, const char *name) {
+  const core_module *m = f->module;
+  for (size_t i = 0; i < m->nfunctions; i++)
+    if (!strcmp(m->functions[i].name, name)) return m->functions[i].addr;
+  return 0;
+}
+
+/* Looks for libgcc's unwinder in FILE (loaded at BIAS): where it looks up
+ * unwind information, and how information is registered with it. */
+static void find_unwinder(process *p, const module_file *file, uint64_t bias) {
+  if (p->find_fde) return;
+  uint64_t find = find_symbol(file, "_Unwind_Find_FDE"), reg = find_symbol(file, "__register_frame_info");
+  if (!find || !reg) return;
+  p->find_fde = find + bias;
+  p->register_fn = reg + bias;
+}
+
+static bool is_unwinder_library(const char *path) {
+  const char *base = strrchr(path, '/');
+  return !strncmp(base ? base + 1 : path, "libgcc_s.so", 11);
+}
+
+/* A break at the unwinder's lookup while registrations are pending: they are
+ * made by the first thread that unwinds, before it looks anything up. */
+lp_status process_arm_unwinder(process *p) {
+  if (!p->find_fde || p->find_fde_armed || !p->unwind || !core_unwind_pending(p->unwind)) return LP_OK;
+  LP_CHECK(core_mem_read(&p->target, p->find_fde, &p->find_fde_byte, 1));
+  uint8_t brk = INT3;
+  LP_CHECK(core_mem_write(&p->target, p->find_fde, &brk, 1));
+  p->find_fde_armed = true;
+  return LP_OK;
+}
+
+/* Thread TID stopped at the break at _Unwind_Find_FDE (its instruction
+ * pointer already back there): the break goes, the pending information is
+ * registered from this thread, which holds none of the unwinder's locks. */
+lp_status process_register_unwind(core_session *s, process *p, pid_t tid) {
+  LP_CHECK(core_mem_write(&p->target, p->find_fde, &p->find_fde_byte, 1));
+  p->find_fde_armed = false;
+  size_t need = core_unwind_flush_size(p->unwind);
+  if (!need) return LP_OK;
+  if (p->eh_data.size - p->eh_data.used < need) {
+    uint64_t size = (need + EH_DATA_SIZE + PAGE - 1) & ~(PAGE - 1);
+    int64_t at;
+    LP_CHECK(remote(s, p, tid, p->scratch, SYS_mmap, 0, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                    (uint64_t)-1, 0, &at));
+    p->eh_data = (shm_arena){(uint64_t)at, size, 0};
+  }
+  size_t used = 0;
+  int deferred = 0;
+  lp_status st = core_unwind_flush(p->unwind, &p->target, tid, p->scratch, p->register_fn,
+                                   p->eh_data.base + p->eh_data.used, p->eh_data.size - p->eh_data.used, &used,
+                                   &deferred);
+  p->eh_data.used += (used + 15) & ~(size_t)15;
+  if (deferred && !s->deferred_sig) {
+    s->deferred_sig = deferred;
+    s->deferred_tid = tid;
+  }
+  return st;
+}
+
+/* }=== */
+
+/* {=== modules ===*/
+
+pmodule *process_module_at(process *p, uint64_t addr, long *function) {
+  *function = -1;
+  for (size_t k = 0; k < p->nmods; k++) {
+    pmodule *m = &p->mods[k];
+    if (m->unloaded || addr < m->lo || addr >= m->hi) continue;
+    const core_module *mod = m->file->module;
+    uint64_t link = addr - m->bias;
+    size_t lo = 0, hi = mod->nfunctions;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (mod->functions[mid].addr < link) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < mod->nfunctions && mod->functions[lo].addr == link) *function = (long)lo;
+    return m;
+  }
+  return NULL;
+}
+
+/* Lists FILE, loaded at BIAS, in P's counters file and its state, if any of
+ * its functions is selected; *added is NULL otherwise. */
+static lp_status add_module(core_session *s, process *p, module_file *file, uint64_t bias, uint64_t link_map,
+                            pmodule **added) {
+  *added = NULL;
+  bool is_main = link_map == 0;
+  const core_module *mod = file->module;
+  if (!core_select_module(&s->opt.select, file->path, is_main) || mod->nfunctions == 0) return LP_OK;
+  size_t n = mod->nfunctions;
+  uint64_t *addr = calloc(n, sizeof *addr), *size = calloc(n, sizeof *size);
+  const char **name = calloc(n, sizeof *name);
+  uint32_t *binding = calloc(n, sizeof *binding);
+  uint8_t *excluded = calloc(n, 1);
+  fn_state *fns = calloc(n, sizeof *fns);
+  pmodule *grown = realloc(p->mods, (p->nmods + 1) * sizeof *grown);
+  if (grown) p->mods = grown;
+  lp_status st = addr && size && name && binding && excluded && fns && grown ? LP_OK : lp_fail("out of memory");
+  size_t selected = 0;
+  for (size_t i = 0; st == LP_OK && i < n; i++) {
+    const core_function *f = &mod->functions[i];
+    addr[i] = f->addr;
+    size[i] = f->size;
+    name[i] = f->name;
+    binding[i] = f->binding;
+    excluded[i] = !core_select_function(&s->opt.select, file->path, is_main, f->name);
+    fns[i].state = excluded[i] ? SHM_EXCLUDED : SHM_NOT_RUN;
+    selected += !excluded[i];
+  }
+  uint32_t first = 0;
+  if (st == LP_OK && selected) {
+    shm_layout_module lm = {file->path, bias, n, addr, size, name, binding, excluded};
+    st = shm_add_module(&p->counters, &lm, &first);
+  }
+  if (st == LP_OK && selected) {
+    pmodule *m = &p->mods[p->nmods++];
+    *m = (pmodule){.file = file,
+                   .bias = bias,
+                   .lo = mod->min_vaddr + bias,
+                   .hi = mod->max_vaddr + bias,
+                   .link_map = link_map,
+                   .index = p->counters.header->nmodules - 1,
+                   .first = first,
+                   .fns = fns};
+    fns = NULL;
+    *added = m;
+    s->stats.modules++;
+  }
+  free(addr);
+  free(size);
+  free(name);
+  free(binding);
+  free(excluded);
+  free(fns);
+  return st;
+}
+
+/* Maps and arms the modules of P from index FROM on (just added). */
+static lp_status arm_modules(core_session *s, process *p, pid_t tid, uint64_t scratch, size_t from) {
+  if (from == p->nmods) return LP_OK;
+  int64_t fd;
+  LP_CHECK(open_counters_in_target(s, p, tid, scratch, &fd));
+  lp_status st = LP_OK;
+  for (size_t k = from; st == LP_OK && k < p->nmods; k++) st = map_module(s, p, tid, scratch, fd, &p->mods[k]);
+  lp_status closed = close_in_target(s, p, tid, scratch, fd);
+  LP_CHECK(st);
+  LP_CHECK(closed);
+  for (size_t k = from; k < p->nmods; k++) LP_CHECK(breaks_write(p, &p->mods[k], 1u << SHM_NOT_RUN, false));
+  return LP_OK;
+}
+
+/* A library path as the loader gave it, made absolute against the target's
+ * working directory when it is relative. */
+static char *library_path(pid_t pid, const char *name) {
+  if (name[0] == '/') return strdup(name);
+  char link[64], cwd[PATH_MAX], *path;
+  snprintf(link, sizeof link, "/proc/%d/cwd", (int)pid);
+  ssize_t n = readlink(link, cwd, sizeof cwd - 1);
+  if (n < 0) return NULL;
+  cwd[n] = '\0';
+  return asprintf(&path, "%s/%s", cwd, name) < 0 ? NULL : path;
+}
+
+/* Puts a break at the loader's hook, which is a bare return (optionally after
+ * endbr64): the thread that hits it is sent back to its caller. */
+static lp_status hook_loader(process *p) {
+  core_rdebug r;
+  LP_CHECK(core_rdebug_read(&p->target, p->r_debug, &r));
+  uint8_t code[sizeof endbr_ret_insns];
+  LP_CHECK(core_mem_read(&p->target, r.brk, code, sizeof code));
+  if (memcmp(code, ret_insn, sizeof ret_insn) && memcmp(code, endbr_ret_insns, sizeof endbr_ret_insns)) {
+    fprintf(stderr, "lazyprobe: %d: the loader's hook is not a plain return: libraries loaded later are not seen\n",
+            (int)p->pid);
+    return LP_OK;
+  }
+  p->r_brk = r.brk;
+  p->r_brk_byte = code[0];
+  uint8_t brk = INT3;
+  return core_mem_write(&p->target, r.brk, &brk, 1);
+}
+
+lp_status process_sync_modules(core_session *s, process *p, pid_t tid) {
+  if (!p->r_debug) return LP_OK;
+  core_rdebug r;
+  LP_CHECK(core_rdebug_read(&p->target, p->r_debug, &r));
+  if (r.state != CORE_RT_CONSISTENT) return LP_OK;
+  core_loaded *list;
+  size_t n;
+  LP_CHECK(core_link_map_read(&p->target, r.map, &list, &n));
+  for (size_t k = 0; k < p->nmods; k++) { /* gone: its counts stay in the file */
+    pmodule *m = &p->mods[k];
+    if (!m->link_map || m->unloaded) continue;
+    bool present = false;
+    for (size_t j = 0; j < n && !present; j++) present = list[j].link_map == m->link_map && list[j].bias == m->bias;
+    if (!present) {
+      m->unloaded = true;
+      shm_modules(&p->counters)[m->index].flags |= SHM_MODULE_UNLOADED;
+    }
+  }
+  size_t from = p->nmods;
+  lp_status st = LP_OK;
+  for (size_t j = 0; st == LP_OK && j < n; j++) {
+    bool known = false;
+    for (size_t k = 0; k < p->nmods && !known; k++)
+      known = !p->mods[k].unloaded && p->mods[k].link_map == list[j].link_map && p->mods[k].bias == list[j].bias;
+    if (known) continue;
+    char *path = library_path(p->pid, list[j].path);
+    module_file *file;
+    if (path && !p->find_fde && is_unwinder_library(path) && module_file_open(s, path, &file) == LP_OK)
+      find_unwinder(p, file, list[j].bias);
+    if (!path) {
+      st = lp_fail("out of memory");
+    } else if (core_select_module(&s->opt.select, path, false)) {
+      pmodule *added;
+      if (module_file_open(s, path, &file) == LP_OK) st = add_module(s, p, file, list[j].bias, list[j].link_map, &added);
+      else fprintf(stderr, "lazyprobe: not instrumented: %s\n", lp_error());
+    }
+    free(path);
+  }
+  core_loaded_free(list, n);
+  LP_CHECK(st);
+  LP_CHECK(arm_modules(s, p, tid, p->scratch, from));
+  return process_arm_unwinder(p);
+}
+
+/* }=== */
+
+/* {=== process images ===*/
+
+/* Sets up P, stopped at its program's entry (P->entry) in thread TID: its
+ * counters file, the main program and the libraries loaded so far, the
+ * loader's hook.  SCRATCH: executable bytes for remote system calls until the
+ * process has a scratch page of its own. */
+lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch) {
+  char link[64], exe[PATH_MAX];
+  snprintf(link, sizeof link, "/proc/%d/exe", (int)p->pid);
+  ssize_t len = readlink(link, exe, sizeof exe - 1);
+  if (len < 0) return lp_fail("%s: %s", link, strerror(errno));
+  exe[len] = '\0';
+  module_file *program;
+  LP_CHECK(module_file_open(s, exe, &program));
+  uint64_t bias = p->entry - program->module->entry;
+
+  core_loaded *libs = NULL;
+  size_t nlibs = 0;
+  if (program->module->dynamic) {
+    LP_CHECK(core_rdebug_find(&p->target, program->module->dynamic + bias, &p->r_debug));
+    core_rdebug r;
+    if (p->r_debug && core_rdebug_read(&p->target, p->r_debug, &r) == LP_OK)
+      LP_CHECK(core_link_map_read(&p->target, r.map, &libs, &nlibs));
+  }
+  module_file **files = calloc(nlibs + 1, sizeof *files);
+  lp_status st = files ? LP_OK : lp_fail("out of memory");
+  uint64_t code = LATER_CODE + code_size(program->module);
+  for (size_t j = 0; st == LP_OK && j < nlibs; j++) {
+    char *path = library_path(p->pid, libs[j].path);
+    module_file *unwinder;
+    if (!path) st = lp_fail("out of memory");
+    else if (core_select_module(&s->opt.select, path, false) && module_file_open(s, path, &files[j]) != LP_OK)
+      fprintf(stderr, "lazyprobe: not instrumented: %s\n", lp_error());
+    if (path && is_unwinder_library(path) && module_file_open(s, path, &unwinder) == LP_OK)
+      find_unwinder(p, unwinder, libs[j].bias);
+    if (files[j]) code += code_size(files[j]->module);
+    free(path);
+  }
+  shm_identity who = {p->pid, p->ppid, p->image, exe};
+  if (st == LP_OK) st = shm_counters_create(s->opt.outdir_fd, s->opt.outdir, &who, code, s->opt.probes, &p->counters);
+  pmodule *added;
+  find_unwinder(p, program, bias); /* libgcc linked in statically */
+  if (st == LP_OK) st = core_unwind_new(&p->unwind);
+  if (st == LP_OK) st = core_perfmap_open(p->pid, NULL, &p->perfmap);
+  if (st == LP_OK) st = add_module(s, p, program, bias, 0, &added);
+  for (size_t j = 0; st == LP_OK && j < nlibs; j++)
+    if (files[j]) st = add_module(s, p, files[j], libs[j].bias, libs[j].link_map, &added);
+  free(files);
+  core_loaded_free(libs, nlibs);
+  LP_CHECK(st);
+
+  int64_t page;
+  LP_CHECK(remote(s, p, tid, scratch, SYS_mmap, 0, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+                  (uint64_t)-1, 0, &page));
+  p->scratch = (uint64_t)page;
+  LP_CHECK(arm_modules(s, p, tid, p->scratch, 0));
+  if (p->r_debug) LP_CHECK(hook_loader(p));
+  s->stats.processes++;
+  return LP_OK;
+}
+
+lp_status process_fork(core_session *s, const process *parent, pid_t pid, process **out) {
+  process *p = calloc(1, sizeof *p);
+  if (!p) return lp_fail("out of memory");
+  *p = *parent;
+  p->pid = pid;
+  p->ppid = parent->pid;
+  p->refs = 0;
+  p->image = 1;
+  p->remap = true;
+  p->target.mem_fd = -1;
+  p->counters.fd = -1;
+  p->counters.base = NULL;
+  p->unwind = NULL; /* what the parent had not registered yet is not registered in the child */
+  p->perfmap.fd = -1;
+  p->mods = calloc(parent->nmods + 1, sizeof *p->mods);
+  p->pending = malloc((parent->npending + 1) * sizeof *p->pending);
+  p->removed = malloc((parent->nremoved + 1) * sizeof *p->removed);
+  p->nmods = 0;
+  lp_status st = p->mods && p->pending && p->removed ? LP_OK : lp_fail("out of memory");
+  for (size_t k = 0; st == LP_OK && k < parent->nmods; k++) {
+    const pmodule *from = &parent->mods[k];
+    size_t n = from->file->module->nfunctions;
+    p->mods[k] = *from;
+    if (!(p->mods[k].fns = malloc(n * sizeof *from->fns))) {
+      st = lp_fail("out of memory");
+      break;
+    }
+    memcpy(p->mods[k].fns, from->fns, n * sizeof *from->fns);
+    p->nmods++;
+  }
+  if (st == LP_OK) {
+    memcpy(p->pending, parent->pending, parent->npending * sizeof *p->pending);
+    memcpy(p->removed, parent->removed, parent->nremoved * sizeof *p->removed);
+    p->cappending = parent->npending + 1;
+    st = core_target_open(pid, &p->target);
+  }
+  if (st == LP_OK) st = shm_counters_fork(&parent->counters, s->opt.outdir_fd, s->opt.outdir, pid, &p->counters);
+  if (st == LP_OK) st = core_unwind_new(&p->unwind);
+  if (st == LP_OK) st = core_perfmap_open(pid, NULL, &p->perfmap);
+  if (st != LP_OK) {
+    process_free(p);
+    return LP_ERR;
+  }
+  s->stats.processes++;
+  *out = p;
+  return LP_OK;
+}
+
+lp_status process_remap(core_session *s, process *p, pid_t tid) {
+  p->remap = false;
+  int64_t fd, ret;
+  LP_CHECK(open_counters_in_target(s, p, tid, p->scratch, &fd));
+  lp_status st = LP_OK;
+  for (size_t k = 0; st == LP_OK && k < p->nmods; k++) {
+    st = remote(s, p, tid, p->scratch, SYS_mmap, p->mods[k].slots, shm_target_size(&p->counters),
+                PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, (uint64_t)fd, shm_target_offset(&p->counters), &ret);
+    if (st == LP_OK && (uint64_t)ret != p->mods[k].slots) st = lp_fail("counters moved in process %d", (int)p->pid);
+    if (st == LP_OK)
+      st = remote(s, p, tid, p->scratch, SYS_madvise, p->mods[k].slots, shm_target_size(&p->counters), MADV_RANDOM,
+                  0, 0, 0, &ret);
+  }
+  lp_status closed = close_in_target(s, p, tid, p->scratch, fd);
+  LP_CHECK(st);
+  return closed;
+}
+
+void process_free(process *p) {
+  if (!p) return;
+  core_target_close(&p->target);
+  shm_counters_close(&p->counters);
+  if (p->unwind) core_unwind_free(p->unwind);
+  core_perfmap_close(&p->perfmap);
+  for (size_t k = 0; k < p->nmods; k++) free(p->mods[k].fns);
+  free(p->mods);
+  free(p->pending);
+  free(p->removed);
+  free(p);
+}
+
+/* }=== */

@@ -1,0 +1,131 @@
+/* session_internal.h — the state shared by the files of the session: the
+ * processes it traces, the modules mapped in each, their threads.
+ *
+ *   session.c   the event loop, threads, fork/vfork/exec, attach and detach
+ *   process.c   a process image: its modules, counters file, mappings
+ *   breaks.c    the lazy break manager of one process: entry breaks, first
+ *               hits, entry patches, removal of covered probes */
+#ifndef CORE_SESSION_INTERNAL_H
+#define CORE_SESSION_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arena.h"
+#include "counters.h"
+#include "image.h"
+#include "module.h"
+#include "perfmap.h"
+#include "session.h"
+#include "target.h"
+#include "unwind.h"
+
+#define INT3 0xcc
+#define PAGE 4096ull
+
+typedef struct fn_state {
+  uint8_t state;  /* enum shm_state */
+  uint64_t copy;  /* run-time address of the instrumented copy */
+} fn_state;
+
+/* A module file, opened once per session and shared by every process that
+ * maps it. */
+typedef struct module_file {
+  char *path;
+  dev_t dev;
+  ino_t ino;
+  core_module *module;
+  core_image image;
+  struct module_file *next;
+} module_file;
+
+/* A module as loaded in one process. */
+typedef struct pmodule {
+  module_file *file;
+  uint64_t bias;
+  uint64_t lo, hi;        /* run-time [min_vaddr, max_vaddr) */
+  uint64_t link_map;      /* its loader entry; 0 for the main program */
+  uint32_t index;         /* in the counters file's module table */
+  uint32_t first;         /* its first function in the counters file */
+  uint64_t slots;         /* run-time address of slot 0 in the view of the counters near it */
+  shm_arena arena;        /* its copies, within reach of it and of the view */
+  fn_state *fns;          /* one per module function */
+  bool unloaded;          /* dlclose'd: nothing of it is looked up any more */
+} pmodule;
+
+typedef struct cover_probe {
+  uint64_t addr;          /* run-time address of the probe in a copy */
+  uint32_t slot;          /* the slot it sets */
+} cover_probe;
+
+typedef struct process {
+  pid_t pid;
+  pid_t ppid;             /* the traced process it came from, 0 for the first */
+  core_target target;
+  int refs;               /* threads and vfork children using this memory */
+  uint32_t image;         /* shm_header.image */
+  bool ready;             /* instrumented; false from exec to the program's entry */
+  uint64_t entry;         /* AT_ENTRY, where a temporary break waits while !ready */
+  uint8_t entry_byte;     /* the byte under it */
+  bool remap;             /* a fork child whose first stop must map its own counters */
+  shm_counters counters;  /* its own file */
+  uint64_t scratch;       /* a page of executable memory for remote system calls */
+  pmodule *mods;
+  size_t nmods;
+  uint64_t r_debug, r_brk; /* the loader's list and its hook (0: none) */
+  uint8_t r_brk_byte;     /* the byte under the hook's break */
+  core_unwind *unwind;    /* unwind information of copies not yet registered */
+  uint64_t find_fde;      /* the unwinder's _Unwind_Find_FDE (0: none loaded yet) */
+  uint64_t register_fn;   /* __register_frame_info, in the same library */
+  bool find_fde_armed;    /* a break waits there: registrations are pending */
+  uint8_t find_fde_byte;  /* the byte under it */
+  shm_arena eh_data;      /* read-write memory for registered unwind information */
+  core_perfmap perfmap;   /* /tmp/perf-PID.map naming the copies */
+  cover_probe *pending;   /* cover probes still in place */
+  size_t npending, cappending;
+  uint64_t *removed;      /* addresses of removed probes, sorted (their int3 may
+                             still be reported by a thread that met it) */
+  size_t nremoved;
+} process;
+
+typedef struct thread {
+  pid_t tid;
+  process *proc;
+  bool started;           /* its first stop was seen */
+} thread;
+
+struct core_session {
+  core_session_options opt;
+  module_file *files;     /* every module file opened */
+  pid_t main_pid;
+  int deferred_sig;       /* signal that arrived during a remote system call */
+  pid_t deferred_tid;     /* in this thread, for its next resume */
+  thread *threads;
+  size_t nthreads, cap;
+  pid_t early[64];        /* tids whose first stop came before their parent's event */
+  size_t nearly;
+  volatile int detaching;
+  core_session_stats stats;
+};
+
+uint64_t core_now_ns(void);
+
+/* process.c */
+lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch);
+lp_status process_sync_modules(core_session *s, process *p, pid_t tid);
+lp_status process_fork(core_session *s, const process *parent, pid_t pid, process **out);
+lp_status process_remap(core_session *s, process *p, pid_t tid);
+void process_free(process *p);
+pmodule *process_module_at(process *p, uint64_t addr, long *function);
+lp_status process_arm_unwinder(process *p);
+lp_status process_register_unwind(core_session *s, process *p, pid_t tid);
+
+/* breaks.c */
+lp_status breaks_write(process *p, pmodule *m, unsigned mask, bool restore);
+lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours);
+lp_status breaks_restore_all(process *p);
+bool breaks_sweeping(const core_session *s);
+lp_status breaks_sweep(core_session *s, process *p);
+
+#endif

@@ -1,0 +1,112 @@
+/* Child processes, one mode per run (argv[1]); argv[2] is a file where each
+ * process image appends "ROLE PID" (pids are not printed: stdout must equal
+ * the native run's).  Counts by construction, per process image:
+ *   fork   parent: main 1, before 5, p_work 11, both 2   child: c_work 7, both 3
+ *   vfork  parent: main 1, before 5, p_work 4            child execs "leaf"
+ *   clone  parent: main 1, before 5, p_work 6, both 1    child: c_work 9, both 4
+ *          (raw syscall(SYS_clone, SIGCHLD): a fork that glibc does not see)
+ *   spawn  parent: main 1, before 5, p_work 3            child: posix_spawn of "leaf"
+ *   exec   one pid, two images: main 1, before 5, then execv of "leaf"
+ *   leaf   main 1, leaf_work 13
+ * A child's counts are its own: what the parent did before the fork is the
+ * parent's only. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+static const char *pidfile;
+volatile long acc;
+
+__attribute__((noipa)) void before(int i) { acc += i; }
+__attribute__((noipa)) void p_work(int i) { acc += 2 * i; }
+__attribute__((noipa)) void c_work(int i) { acc += 3 * i; }
+__attribute__((noipa)) void both(int i) { acc ^= i; }
+__attribute__((noipa)) void leaf_work(int i) { acc += i * i; }
+__attribute__((noipa)) void never(void) { acc = -1; }
+
+static void note(const char *role) {
+  FILE *f = fopen(pidfile, "a");
+  if (!f) exit(99);
+  fprintf(f, "%s %d\n", role, (int)getpid());
+  fclose(f);
+}
+
+static void calls(void (*fn)(int), int n) {
+  for (int i = 0; i < n; i++) fn(i);
+}
+
+static int wait_ok(pid_t pid) {
+  int st;
+  if (waitpid(pid, &st, 0) != pid) return 0;
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3) return 2;
+  const char *mode = argv[1];
+  pidfile = argv[2];
+  char *leaf_argv[] = {argv[0], "leaf", argv[2], NULL};
+  if (!strcmp(mode, "leaf")) {
+    note("leaf");
+    calls(leaf_work, 13);
+    printf("leaf done\n");
+    return 0;
+  }
+  note(!strcmp(mode, "exec") ? "exec" : "parent");
+  calls(before, 5);
+  printf("%s: parent starts\n", mode);
+  fflush(stdout);
+  int ok = 1;
+  if (!strcmp(mode, "fork")) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      note("child");
+      calls(c_work, 7);
+      calls(both, 3);
+      printf("fork: child done\n");
+      exit(0);
+    }
+    ok = pid > 0 && wait_ok(pid);
+    calls(p_work, 11);
+    calls(both, 2);
+  } else if (!strcmp(mode, "vfork")) {
+    pid_t pid = vfork();
+    if (pid == 0) {
+      execv(argv[0], leaf_argv);
+      _exit(127);
+    }
+    ok = pid > 0 && wait_ok(pid);
+    calls(p_work, 4);
+  } else if (!strcmp(mode, "clone")) {
+    long pid = syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
+    if (pid == 0) {
+      note("child");
+      calls(c_work, 9);
+      calls(both, 4);
+      printf("clone: child done\n");
+      fflush(stdout);
+      _exit(0);
+    }
+    ok = pid > 0 && wait_ok((pid_t)pid);
+    calls(p_work, 6);
+    calls(both, 1);
+  } else if (!strcmp(mode, "spawn")) {
+    pid_t pid;
+    ok = posix_spawn(&pid, argv[0], NULL, NULL, leaf_argv, environ) == 0 && wait_ok(pid);
+    calls(p_work, 3);
+  } else if (!strcmp(mode, "exec")) {
+    execv(argv[0], leaf_argv);
+    return 127;
+  } else {
+    return 2;
+  }
+  printf("%s: parent done ok=%d\n", mode, ok);
+  return ok ? 0 : 1;
+}
