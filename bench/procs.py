@@ -172,7 +172,9 @@ def attach_bench(lp, rounds, timeout):
             p = subprocess.Popen([lp, "attach", "-c", "calls", "--stats", "-o", outdir, str(tgt.pid)],
                                  stdout=subprocess.DEVNULL, stderr=ef)
             t_line = t_file = None
-            while time.perf_counter() - t0 < timeout and (t_line is None or t_file is None):
+            # until both are seen, or 1 s after the counters file if no line mentions attaching
+            while time.perf_counter() - t0 < timeout and (t_line is None or t_file is None) and \
+                    not (t_file is not None and time.perf_counter() - t0 > t_file + 1.0):
                 if t_file is None and glob.glob(os.path.join(outdir, "*.counters")):
                     t_file = time.perf_counter() - t0
                 if t_line is None:
