@@ -7,7 +7,8 @@
  * instruction) and resumes the thread in the copy.  Entries too small for a jmp
  * keep their break: every call traps and is sent to the copy ("trapped").  A
  * function that cannot be relocated gets its original byte back and runs
- * natively ("native").
+ * natively ("native").  Each copy is named in the perf map and given unwind
+ * information made from the original's (describe_copy).
  *
  * Coverage probes are needed only until their block first runs: every
  * SWEEP_MS the covered ones are replaced by NOPs of the same size, an int3 in

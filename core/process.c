@@ -7,7 +7,9 @@
  * A fork child starts as a copy of its parent's state; its first stop maps a
  * file of its own over every view, at the same addresses, so that the copies
  * it inherited count into its file.  Modules the loader adds later are found
- * at its hook (r_debug.r_brk); those it removes keep their counts. */
+ * at its hook (r_debug.r_brk); those it removes keep their counts.  The
+ * copies' unwind information is registered with libgcc's unwinder from the
+ * first thread that enters _Unwind_Find_FDE while some is pending. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -34,7 +36,7 @@ static const uint8_t endbr_ret_insns[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xc3};
 
 /* {=== module files ===*/
 
-static lp_status module_file_open(core_session *s, const char *path, module_file **out) {
+lp_status module_file_open(core_session *s, const char *path, module_file **out) {
   struct stat st;
   if (stat(path, &st) != 0) return lp_fail("%s: %s", path, strerror(errno));
   for (module_file *f = s->files; f; f = f->next)

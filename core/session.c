@@ -287,10 +287,9 @@ lp_status core_session_start(const core_session_options *opt, core_session **out
     st = start_attached(s);
     if (st != LP_OK) let_go_all(s);
   } else {
-    core_module *m; /* a clear error before anything runs */
-    st = core_module_open(opt->program, &m);
-    if (st == LP_OK && m->nfunctions == 0) st = lp_fail("%s: no functions found", opt->program);
-    if (m) core_module_close(m);
+    module_file *f; /* a clear error before anything runs; kept for the set-up */
+    st = module_file_open(s, opt->program, &f);
+    if (st == LP_OK && f->module->nfunctions == 0) st = lp_fail("%s: no functions found", opt->program);
     if (st == LP_OK) st = start_launched(s);
   }
   if (st != LP_OK) {

@@ -112,6 +112,8 @@ struct core_session {
 uint64_t core_now_ns(void);
 
 /* process.c */
+/* FILE at PATH, opened (validated, functions discovered) once per session. */
+lp_status module_file_open(core_session *s, const char *path, module_file **out);
 lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch);
 lp_status process_sync_modules(core_session *s, process *p, pid_t tid);
 lp_status process_fork(core_session *s, const process *parent, pid_t pid, process **out);

@@ -29,19 +29,6 @@
 #include "reloc_flow.h"
 #include "unit.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...)                                    \
-  do {                                                      \
-    checks++;                                               \
-    if (!(cond)) {                                          \
-      failures++;                                           \
-      printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, name); \
-      printf(__VA_ARGS__);                                  \
-      printf("\n");                                         \
-    }                                                       \
-  } while (0)
-
 /* {=== hand-made graphs ===*/
 
 #define X RELOC_EXIT

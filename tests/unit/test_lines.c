@@ -23,19 +23,9 @@
 #include "lines.h"
 #include "unit.h"
 
-static int failures, checks;
+static const char name[] = "lines"; /* for CHECK */
 static char tmpdir[PATH_MAX];
 
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    checks++;                                              \
-    if (!(cond)) {                                         \
-      failures++;                                          \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);          \
-      printf(__VA_ARGS__);                                 \
-      printf("\n");                                        \
-    }                                                      \
-  } while (0)
 
 /* {=== helpers ===*/
 

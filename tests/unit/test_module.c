@@ -17,19 +17,9 @@
 #include "module.h"
 #include "unit.h"
 
-static int failures, checks;
+static const char name[] = "module"; /* for CHECK */
 static char tmpdir[] = "/tmp/lp_test_module.XXXXXX";
 
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    checks++;                                              \
-    if (!(cond)) {                                         \
-      failures++;                                          \
-      printf("FAIL %s:%d: ", __FILE__, __LINE__);          \
-      printf(__VA_ARGS__);                                 \
-      printf("\n");                                        \
-    }                                                      \
-  } while (0)
 
 /* {=== helpers ===*/
 

@@ -13,19 +13,6 @@
 #include "perfmap.h"
 #include "unit.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...)                                    \
-  do {                                                      \
-    checks++;                                               \
-    if (!(cond)) {                                          \
-      failures++;                                           \
-      printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, name); \
-      printf(__VA_ARGS__);                                  \
-      printf("\n");                                         \
-    }                                                       \
-  } while (0)
-
 int main(void) {
   const char *name = "perfmap";
   char dir[] = "/tmp/test_perfmap.XXXXXX";

@@ -27,19 +27,6 @@
 #define DEST (SRC + 0x10000000ull)
 #define COUNTER (SRC + 0x5000ull)
 
-static int failures, checks;
-
-#define CHECK(cond, ...)                                     \
-  do {                                                       \
-    checks++;                                                \
-    if (!(cond)) {                                           \
-      failures++;                                            \
-      printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, name);  \
-      printf(__VA_ARGS__);                                   \
-      printf("\n");                                          \
-    }                                                        \
-  } while (0)
-
 typedef struct fn_case {
   const char *name;
   const uint8_t *code;

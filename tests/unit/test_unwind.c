@@ -54,19 +54,6 @@
 #include "unit.h"
 #include "unwind.h"
 
-static int failures, checks;
-
-#define CHECK(cond, ...)                                    \
-  do {                                                      \
-    checks++;                                               \
-    if (!(cond)) {                                          \
-      failures++;                                           \
-      printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, name); \
-      printf(__VA_ARGS__);                                  \
-      printf("\n");                                         \
-    }                                                       \
-  } while (0)
-
 static const char source[] =
     "#include <stdexcept>\n"
     "#include <execinfo.h>\n"

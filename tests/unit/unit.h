@@ -1,5 +1,5 @@
 /* unit.h — helpers shared by the unit tests: formatting, running a shell
- * command, and the spanning-tree identity that the relocator's counted edges
+ * command, the CHECK macro, and the spanning-tree identity that the relocator's counted edges
  * must satisfy (an oracle computed from the graph alone). */
 #ifndef LP_TESTS_UNIT_H
 #define LP_TESTS_UNIT_H
@@ -11,6 +11,21 @@
 
 #include "reloc.h"
 #include "reloc_flow.h"
+
+/* Counts a check and prints a failure with the test's `name` (a variable in
+ * scope wherever CHECK is used). */
+static int failures, checks;
+
+#define CHECK(cond, ...)                                    \
+  do {                                                      \
+    checks++;                                               \
+    if (!(cond)) {                                          \
+      failures++;                                           \
+      printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, name); \
+      printf(__VA_ARGS__);                                  \
+      printf("\n");                                         \
+    }                                                       \
+  } while (0)
 
 static inline char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 static inline char *fmt(const char *f, ...) {
