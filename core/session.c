@@ -73,14 +73,22 @@ static lp_status add_thread(core_session *s, pid_t tid, process *p, bool started
   return LP_OK;
 }
 
-static void release_process(process *p) {
-  if (--p->refs <= 0) process_free(p);
+/* Drops a reference to P; the last one frees it, first sealing the counters
+ * file of a process that has ended (no mapping of it is left anywhere). */
+static void release_process(core_session *s, process *p) {
+  if (--p->refs > 0) return;
+  const shm_header *h = p->counters.header;
+  if (h && (h->end == SHM_EXITED || h->end == SHM_KILLED || h->end == SHM_EXECED)) {
+    if (shm_counters_seal(&p->counters, s->opt.outdir_fd, s->opt.outdir) != LP_OK)
+      fprintf(stderr, "lazyprobe: process %d: counters file left at full size: %s\n", (int)p->pid, lp_error());
+  }
+  process_free(p);
 }
 
 static void remove_thread(core_session *s, thread *th) {
   process *p = th->proc;
   *th = s->threads[--s->nthreads];
-  release_process(p);
+  release_process(s, p);
 }
 
 static void resume(core_session *s, pid_t tid, int sig) {
@@ -364,7 +372,7 @@ static lp_status on_exec(core_session *s, thread *th) {
   LP_CHECK(new_process(pid, own ? old->ppid : old->pid, own ? old->image + 1 : 1, &p));
   th->proc = p;
   p->refs = 1;
-  release_process(old);
+  release_process(s, old);
   uint8_t brk = INT3;
   LP_CHECK(core_mem_read(&p->target, p->entry, &p->entry_byte, 1));
   return core_mem_write(&p->target, p->entry, &brk, 1);

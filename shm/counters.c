@@ -1,4 +1,4 @@
-/* counters.c — creating, opening and annotating counters files (see counters.h). */
+/* counters.c — creating, opening, annotating and sealing counters files (see counters.h). */
 #include "counters.h"
 
 #include <errno.h>
@@ -21,6 +21,19 @@ static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 void shm_counters_name(long pid, uint32_t image, char *buf, size_t size) {
   if (image <= 1) snprintf(buf, size, "lazyprobe.%ld.counters", pid);
   else snprintf(buf, size, "lazyprobe.%ld.%u.counters", pid, image);
+}
+
+/* Sets the offsets of H's tables and the file's size from their capacities. */
+static void place_tables(shm_header *h) {
+  h->modules_off = align_up(sizeof *h, 64);
+  h->functions_off = align_up(h->modules_off + h->modules_cap * sizeof(shm_module), 64);
+  h->strings_off = align_up(h->functions_off + (uint64_t)h->functions_cap * sizeof(shm_function), 64);
+  h->notes_off = align_up(h->strings_off + h->strings_size, 64);
+  h->blocks_off = align_up(h->notes_off + h->notes_size, PAGE);
+  h->edges_off = align_up(h->blocks_off + h->blocks_cap * sizeof(shm_block), PAGE);
+  h->calls_off = align_up(h->edges_off + h->edges_cap * sizeof(shm_edge), PAGE);
+  h->slots_off = align_up(h->calls_off + h->calls_cap * sizeof(shm_call), PAGE);
+  h->file_size = h->slots_off + align_up(h->slots_cap * sizeof(uint64_t), PAGE);
 }
 
 /* Creates, sizes and maps the file NAME for header H (file_size set). */
@@ -71,22 +84,14 @@ lp_status shm_counters_create(int dirfd, const char *dirname, const shm_identity
    * per 4, two edges per block; untouched pages cost nothing. */
   h.modules_cap = MODULES_CAP;
   h.functions_cap = (uint32_t)(code_size / 8 + 4096);
-  h.modules_off = align_up(sizeof h, 64);
-  h.functions_off = align_up(h.modules_off + h.modules_cap * sizeof(shm_module), 64);
-  h.strings_off = align_up(h.functions_off + (uint64_t)h.functions_cap * sizeof(shm_function), 64);
-  h.strings_size = (uint64_t)h.functions_cap * 64 + PATH_ROOM;
-  h.strings_used = 1; /* offset 0 is the empty string */
-  h.notes_off = align_up(h.strings_off + h.strings_size, 64);
   h.notes_size = NOTES_SIZE;
   h.blocks_cap = code_size / 4 + 4096;
   h.edges_cap = 2 * h.blocks_cap;
   h.calls_cap = code_size / 4 + 4096;
   h.slots_cap = h.functions_cap + h.blocks_cap + h.edges_cap + h.calls_cap;
-  h.blocks_off = align_up(h.notes_off + h.notes_size, PAGE);
-  h.edges_off = align_up(h.blocks_off + h.blocks_cap * sizeof(shm_block), PAGE);
-  h.calls_off = align_up(h.edges_off + h.edges_cap * sizeof(shm_edge), PAGE);
-  h.slots_off = align_up(h.calls_off + h.calls_cap * sizeof(shm_call), PAGE);
-  h.file_size = h.slots_off + align_up(h.slots_cap * sizeof(uint64_t), PAGE);
+  h.strings_size = (uint64_t)h.functions_cap * 64 + PATH_ROOM;
+  h.strings_used = 1; /* offset 0 is the empty string */
+  place_tables(&h);
   h.probes = probes;
 
   char name[64];
@@ -134,6 +139,26 @@ lp_status shm_add_module(shm_counters *c, const shm_layout_module *m, uint32_t *
   return LP_OK;
 }
 
+/* Copies the entries in use of FROM's tables (and its slots if SLOTS) into
+ * TO, whose header already places them. */
+static void copy_tables(const shm_counters *from, shm_counters *to, bool slots) {
+  const shm_header *f = from->header, *t = to->header;
+  const struct {
+    uint64_t from, to, size;
+  } part[] = {
+      {f->modules_off, t->modules_off, f->nmodules * sizeof(shm_module)},
+      {f->functions_off, t->functions_off, f->nfunctions * sizeof(shm_function)},
+      {f->strings_off, t->strings_off, f->strings_used},
+      {f->notes_off, t->notes_off, f->notes_used},
+      {f->blocks_off, t->blocks_off, f->nblocks * sizeof(shm_block)},
+      {f->edges_off, t->edges_off, f->nedges * sizeof(shm_edge)},
+      {f->calls_off, t->calls_off, f->ncalls * sizeof(shm_call)},
+      {f->slots_off, t->slots_off, slots ? f->nslots * sizeof(uint64_t) : 0},
+  };
+  for (size_t i = 0; i < sizeof part / sizeof part[0]; i++)
+    memcpy(to->base + part[i].to, from->base + part[i].from, part[i].size);
+}
+
 lp_status shm_counters_fork(const shm_counters *from, int dirfd, const char *dirname, long pid,
                             shm_counters *out) {
   const shm_header *fh = from->header;
@@ -141,27 +166,46 @@ lp_status shm_counters_fork(const shm_counters *from, int dirfd, const char *dir
   shm_counters_name(pid, 1, name, sizeof name);
   LP_CHECK(create_file(dirfd, dirname, name, fh, out));
   shm_header *h = out->header;
-  /* The parts in use, not the slots, which stay zero (the rest stays a hole). */
-  const struct {
-    uint64_t off, size;
-  } used[] = {
-      {sizeof h->magic, sizeof *fh - sizeof h->magic},
-      {fh->modules_off, fh->nmodules * sizeof(shm_module)},
-      {fh->functions_off, fh->nfunctions * sizeof(shm_function)},
-      {fh->strings_off, fh->strings_used},
-      {fh->notes_off, fh->notes_used},
-      {fh->blocks_off, fh->nblocks * sizeof(shm_block)},
-      {fh->edges_off, fh->nedges * sizeof(shm_edge)},
-      {fh->calls_off, fh->ncalls * sizeof(shm_call)},
-  };
-  for (size_t i = 0; i < sizeof used / sizeof used[0]; i++)
-    memcpy(out->base + used[i].off, from->base + used[i].off, used[i].size);
+  memcpy(h, fh, sizeof *fh);
+  memset(h->magic, 0, sizeof h->magic);
+  copy_tables(from, out, false); /* the slots stay zero */
   h->pid = pid;
   h->ppid = fh->pid;
   h->image = 1;
   h->end = SHM_RUNNING;
   h->end_value = 0;
   memcpy(h->magic, fh->magic, sizeof h->magic);
+  return LP_OK;
+}
+
+lp_status shm_counters_seal(const shm_counters *c, int dirfd, const char *dirname) {
+  shm_header h = *c->header;
+  h.modules_cap = h.nmodules;
+  h.functions_cap = h.nfunctions;
+  h.strings_size = h.strings_used;
+  h.notes_size = h.notes_used;
+  h.blocks_cap = h.nblocks;
+  h.edges_cap = h.nedges;
+  h.calls_cap = h.ncalls;
+  h.slots_cap = h.nslots;
+  place_tables(&h);
+  if (h.file_size >= c->header->file_size) return LP_OK;
+  char name[64], part[80];
+  shm_counters_name((long)h.pid, h.image, name, sizeof name);
+  snprintf(part, sizeof part, "%s.part", name);
+  unlinkat(dirfd, part, 0); /* left by an earlier lazyprobe that died here */
+  shm_counters out;
+  LP_CHECK(create_file(dirfd, dirname, part, &h, &out));
+  memset(h.magic, 0, sizeof h.magic);
+  memcpy(out.base, &h, sizeof h);
+  copy_tables(c, &out, true);
+  memcpy(out.header->magic, c->header->magic, sizeof h.magic);
+  shm_counters_close(&out);
+  if (renameat(dirfd, part, dirfd, name) != 0) {
+    int e = errno;
+    unlinkat(dirfd, part, 0);
+    return lp_fail("cannot replace %s/%s: %s", dirname, name, strerror(e));
+  }
   return LP_OK;
 }
 

@@ -15,7 +15,7 @@
  *                                   only part the target maps, read-write, never
  *                                   executable; each probe updates one slot
  * The tables are sized generously and the file is sparse: untouched pages cost
- * nothing.  Everything a slot means is written before the copy that updates it
+ * nothing; when its process ends, shm_counters_seal cuts them to what is used.  Everything a slot means is written before the copy that updates it
  * can run, so the file is complete at every moment. */
 #ifndef SHM_COUNTERS_H
 #define SHM_COUNTERS_H
@@ -171,6 +171,12 @@ lp_status shm_add_module(shm_counters *c, const shm_layout_module *m, uint32_t *
  * slot zero (the child's copies update the same slots in its own file). */
 lp_status shm_counters_fork(const shm_counters *from, int dirfd, const char *dirname, long pid,
                             shm_counters *out);
+
+/* Once nobody maps C any more (its process ended): replaces its file by one
+ * whose tables hold just the entries in use, so that the file is small, not
+ * merely sparse (copying it elsewhere costs what it holds).  The new file
+ * takes the old one's name atomically; C keeps the old mapping. */
+lp_status shm_counters_seal(const shm_counters *c, int dirfd, const char *dirname);
 
 /* Maps an existing counters file read-only and checks it. */
 lp_status shm_counters_open(const char *path, shm_counters *out);

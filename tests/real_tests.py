@@ -151,13 +151,22 @@ def all_counters_files(outdir):
         return []
 
 
+SEALED_MAX = 8 << 20
+
+
 def report_copy(ctx, src_files, dest, extra=()):
     """Copies counters files to DEST and runs `lazyprobe report [EXTRA] DEST`
     there (so that the run's own calls.json is left alone).  Returns
-    (calls or None, problem or None)."""
+    (calls or None, problem or None).  The processes have ended, so each file
+    must have been cut to what it holds: a small program's file is far below
+    SEALED_MAX (an unsealed one is hundreds of MB, sparse, and a copy fills
+    the disk)."""
     shutil.rmtree(dest, ignore_errors=True)
     os.makedirs(dest)
     for f in src_files:
+        size = os.path.getsize(f)
+        if size > SEALED_MAX:
+            return None, '%s is %d bytes after its process ended' % (f, size)
         shutil.copy(f, dest)
     cmd = [ctx.lp, 'report'] + list(extra) + [dest]
     st, out, err, to = rt.run_proc(cmd, timeout=60)
