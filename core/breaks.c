@@ -4,8 +4,10 @@
  * copy go straight to the callee's copy when there is one), writes the copy to
  * the module's arena, patches the entry with a jmp to it (bytes 1..4 first, the
  * int3 in byte 0 replaced last, so no thread ever runs a half-written
- * instruction) and resumes the thread in the copy.  Entries too small for a jmp
- * keep their break: every call traps and is sent to the copy ("trapped").  A
+ * instruction) and resumes the thread in the copy.  Entries too small for a jmp,
+ * parts of another function's frame (gcc's FUNC.cold, seen in their FDE) and
+ * entries that some copy branches into past their first byte keep their
+ * break: every call traps and is sent to the copy ("trapped").  A
  * function that cannot be relocated gets its original byte back and runs
  * natively ("native").  Each copy is named in the perf map and given unwind
  * information made from the original's (describe_copy).
@@ -87,11 +89,42 @@ typedef struct link_ctx {
   process *p;
 } link_ctx;
 
+/* TARGET, where a new copy branches, is no entry of M.  If it lies in the
+ * first bytes of one (gcc's hot part jumping into its FUNC.cold part past
+ * the part's start), that entry must never hold a jmp: one already patched
+ * gets its break back, the int3 first, then its original bytes 1..4 (the
+ * copy branching there is not running yet). */
+static void keep_entry_break(process *p, pmodule *m, uint64_t target) {
+  const core_module *mod = m->file->module;
+  uint64_t link = target - m->bias;
+  size_t lo = 0, hi = mod->nfunctions;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (mod->functions[mid].addr < link) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0 || link - mod->functions[lo - 1].addr >= JMP_REL32_SIZE) return;
+  size_t e = lo - 1;
+  fn_state *f = &m->fns[e];
+  f->entered_inside = true;
+  if (f->state != SHM_RELOCATED) return;
+  uint64_t entry = mod->functions[e].addr;
+  uint8_t brk = INT3, rest[JMP_REL32_SIZE - 1];
+  for (size_t k = 0; k < sizeof rest; k++) rest[k] = original_byte(m, entry + 1 + k);
+  if (core_mem_write(&p->target, entry + m->bias, &brk, 1) != LP_OK ||
+      core_mem_write(&p->target, entry + m->bias + 1, rest, sizeof rest) != LP_OK)
+    return;
+  f->state = SHM_TRAPPED;
+  shm_set_state(&p->counters, m->first + (uint32_t)e, SHM_TRAPPED,
+                "another function jumps into its first bytes; every call traps");
+}
+
 /* Calls and jumps from a new copy go straight to the callee's copy if it has one. */
 static uint64_t copy_of(void *ctx, uint64_t target) {
   const link_ctx *l = ctx;
   long j;
   pmodule *m = process_module_at(l->p, target, &j);
+  if (m && j < 0) keep_entry_break(l->p, m, target);
   return m && j >= 0 && m->fns[j].copy ? m->fns[j].copy : target;
 }
 
@@ -254,35 +287,42 @@ static bool removed_probe(const process *p, uint64_t addr) {
 
 /* }=== */
 
-/* Names the copy of FN at DEST for perf and gives it unwind information made
- * from the original's, registered before the next unwind.  Fails only when
- * the function has exception tables that its copy cannot have: it must not
- * run then, or a throw through it would end the program. */
-static lp_status describe_copy(process *p, pmodule *m, const core_function *fn, const reloc_plan *plan,
-                               uint64_t dest, uint64_t size) {
-  core_perfmap_add(&p->perfmap, dest, size, fn->name);
+/* The original call frame information of FN, at run-time addresses; false
+ * when the module has none for it. */
+static bool find_cfi(const pmodule *m, const core_function *fn, reloc_cfi *out) {
   const core_eh_frame *eh = core_module_eh_frame(m->file->module);
   core_cfi cc;
-  if (!eh || !p->unwind || core_eh_frame_find(eh, fn->addr, &cc) != LP_OK) return LP_OK;
+  if (!eh || core_eh_frame_find(eh, fn->addr, &cc) != LP_OK) return false;
   const core_image *im = &m->file->image;
   bool lsda = cc.lsda && cc.lsda >= im->base && cc.lsda < im->base + im->size;
-  reloc_cfi cfi = {.pc_begin = cc.pc_begin + m->bias,
-                   .pc_range = cc.pc_range,
-                   .code_align = cc.code_align,
-                   .data_align = cc.data_align,
-                   .ra_reg = cc.ra_reg,
-                   .signal_frame = cc.signal_frame,
-                   .cie_program = cc.cie_program,
-                   .cie_program_size = cc.cie_program_size,
-                   .fde_program = cc.fde_program,
-                   .fde_program_size = cc.fde_program_size,
-                   .personality_enc = cc.personality_enc,
-                   .personality = cc.personality_enc != 0xff ? cc.personality + m->bias : 0,
-                   .lsda = lsda ? cc.lsda + m->bias : 0,
-                   .lsda_bytes = lsda ? im->bytes + (cc.lsda - im->base) : NULL,
-                   .lsda_size = lsda ? im->base + im->size - cc.lsda : 0};
+  *out = (reloc_cfi){.pc_begin = cc.pc_begin + m->bias,
+                     .pc_range = cc.pc_range,
+                     .code_align = cc.code_align,
+                     .data_align = cc.data_align,
+                     .ra_reg = cc.ra_reg,
+                     .signal_frame = cc.signal_frame,
+                     .cie_program = cc.cie_program,
+                     .cie_program_size = cc.cie_program_size,
+                     .fde_program = cc.fde_program,
+                     .fde_program_size = cc.fde_program_size,
+                     .personality_enc = cc.personality_enc,
+                     .personality = cc.personality_enc != 0xff ? cc.personality + m->bias : 0,
+                     .lsda = lsda ? cc.lsda + m->bias : 0,
+                     .lsda_bytes = lsda ? im->bytes + (cc.lsda - im->base) : NULL,
+                     .lsda_size = lsda ? im->base + im->size - cc.lsda : 0};
+  return true;
+}
+
+/* Names the copy of FN at DEST for perf and gives it unwind information made
+ * from CFI, the original's (NULL: none), registered before the next unwind.
+ * Fails only when the function has exception tables that its copy cannot
+ * have: it must not run then, or a throw through it would end the program. */
+static lp_status describe_copy(process *p, const core_function *fn, const reloc_cfi *cfi,
+                               const reloc_plan *plan, uint64_t dest, uint64_t size) {
+  core_perfmap_add(&p->perfmap, dest, size, fn->name);
+  if (!cfi || !p->unwind) return LP_OK;
   reloc_unwind u;
-  if (reloc_unwind_build(plan, &cfi, dest, &u) != LP_OK) return cc.lsda ? LP_ERR : LP_OK;
+  if (reloc_unwind_build(plan, cfi, dest, &u) != LP_OK) return cfi->lsda ? LP_ERR : LP_OK;
   lp_status st = core_unwind_add(p->unwind, dest, &u);
   reloc_unwind_free(&u);
   if (st == LP_OK) st = process_arm_unwinder(p);
@@ -341,7 +381,9 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
     reloc_plan_free(plan);
     return leave_native(s, p, m, i, copy ? lp_error() : "out of memory");
   }
-  if (describe_copy(p, m, fn, plan, dest, info.copy_size) != LP_OK) {
+  reloc_cfi cfi;
+  bool has_cfi = find_cfi(m, fn, &cfi);
+  if (describe_copy(p, fn, has_cfi ? &cfi : NULL, plan, dest, info.copy_size) != LP_OK) {
     free(copy);
     reloc_plan_free(plan);
     return leave_native(s, p, m, i, lp_error());
@@ -353,9 +395,16 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
   LP_CHECK(st);
 
   /* A jmp may overwrite bytes 1..4 only if they belong to this function and no
-   * path that leaves the copy can come back to them in the original body. */
-  bool patch = fn->room >= JMP_REL32_SIZE &&
-               !(info.leaves_to_original && info.min_inner_target < JMP_REL32_SIZE);
+   * path can come to them: none that leaves the copy back into the original
+   * body, no branch from elsewhere (a part of another function's frame is
+   * entered by jumps, anywhere in it). */
+  const char *keep_break = NULL;
+  if (fn->room < JMP_REL32_SIZE) keep_break = "entry too small for a jmp";
+  else if (info.leaves_to_original && info.min_inner_target < JMP_REL32_SIZE)
+    keep_break = "body re-entered from outside the copy";
+  else if (m->fns[i].entered_inside) keep_break = "another function jumps into its first bytes";
+  else if (has_cfi && !reloc_cfi_starts_called(&cfi)) keep_break = "a part of another function's frame";
+  bool patch = !keep_break;
   if (patch) {
     int32_t rel = (int32_t)(dest - (entry + JMP_REL32_SIZE));
     uint8_t jmp[JMP_REL32_SIZE] = {JMP_REL32};
@@ -370,9 +419,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
   m->fns[i].copy = dest;
   m->fns[i].state = patch ? SHM_RELOCATED : SHM_TRAPPED;
   char note[96] = "";
-  if (!patch)
-    snprintf(note, sizeof note, "%s; every call traps",
-             fn->room < JMP_REL32_SIZE ? "entry too small for a jmp" : "body re-entered from outside the copy");
+  if (!patch) snprintf(note, sizeof note, "%s; every call traps", keep_break);
   else if (info.leaves_to_original)
     snprintf(note, sizeof note, "an indirect jump leaves the copy");
   shm_set_state(&p->counters, m->first + (uint32_t)i, m->fns[i].state, note);

@@ -26,6 +26,7 @@
 
 typedef struct fn_state {
   uint8_t state;  /* enum shm_state */
+  bool entered_inside; /* a copy branches into its first 5 bytes: never a jmp there */
   uint64_t copy;  /* run-time address of the instrumented copy */
 } fn_state;
 

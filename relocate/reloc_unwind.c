@@ -281,16 +281,37 @@ static void close_entry(dw_buf *o, size_t start) {
   for (unsigned i = 0; i < 4; i++) o->b[start + i] = (uint8_t)(length >> (8 * i));
 }
 
+/* Runs the CIE's and the FDE's programs into IN (rows, init). */
+static lp_status interpret(interp *in) {
+  const reloc_cfi *cfi = in->cfi;
+  if (cfi->code_align == 0 || cfi->data_align == 0) return lp_fail("CIE with a zero alignment factor");
+  frame_state init = {0};
+  LP_CHECK(run_program(in, cfi->cie_program, cfi->cie_program_size, &init, false));
+  in->init = init;
+  return run_program(in, cfi->fde_program, cfi->fde_program_size, &init, true);
+}
+
+bool reloc_cfi_starts_called(const reloc_cfi *cfi) {
+  interp in = {.cfi = cfi};
+  bool called = true; /* what cannot be read proves nothing */
+  if (interpret(&in) == LP_OK && in.nrows) {
+    const frame_state *s = &in.rows[0].state;
+    if (!s->cfa_expr) called = s->cfa_reg == DWARF_RSP && s->cfa_off == 8;
+    for (uint64_t r = 0; r < NREGS && called; r++)
+      if (r != cfi->ra_reg && (s->regs[r].kind == RULE_OFFSET || s->regs[r].kind == RULE_VAL_OFFSET ||
+                               s->regs[r].kind == RULE_REGISTER || s->regs[r].kind == RULE_EXPR))
+        called = false;
+  }
+  free(in.rows);
+  return called;
+}
+
 lp_status reloc_unwind_build(const reloc_plan *plan, const reloc_cfi *cfi, uint64_t dest,
                              reloc_unwind *out) {
   *out = (reloc_unwind){0};
-  if (cfi->code_align == 0 || cfi->data_align == 0) return lp_fail("CIE with a zero alignment factor");
   interp in = {.cfi = cfi};
-  frame_state init = {0};
   dw_buf eh = {0}, lsda = {0};
-  lp_status st = run_program(&in, cfi->cie_program, cfi->cie_program_size, &init, false);
-  in.init = init;
-  if (st == LP_OK) st = run_program(&in, cfi->fde_program, cfi->fde_program_size, &init, true);
+  lp_status st = interpret(&in);
   if (st == LP_OK && cfi->lsda)
     st = reloc_lsda_translate(plan, cfi, dest, &lsda, &out->landing_pads_in_original);
   if (st != LP_OK) goto fail;

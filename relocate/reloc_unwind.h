@@ -77,6 +77,13 @@ typedef struct reloc_unwind {
 lp_status reloc_unwind_build(const reloc_plan *plan, const reloc_cfi *cfi, uint64_t dest,
                              reloc_unwind *out);
 
+/* Does the original's frame at pc_begin look as a call leaves it (CFA =
+ * rsp + 8, no register saved but the return address)?  False for a part of
+ * another function's frame, such as gcc's FUNC.cold parts: they are entered by
+ * jumps, at their first address or past it.  True when the program cannot be
+ * read. */
+bool reloc_cfi_starts_called(const reloc_cfi *cfi);
+
 /* Writes the run-time address where U->lsda will be into the FDE. */
 void reloc_unwind_place_lsda(reloc_unwind *u, uint64_t lsda_addr);
 

@@ -927,6 +927,17 @@ REAL_PROGRAMS = {
                  {'on_usr1': 20, 'nested_a': 20, 'nested_b': 20, 'raiser': 20, 'on_segv': 1,
                   'main': 1}, []),
 }
+# Branches into an entry's first bytes (jumpin.S): the entry must keep its
+# break.  "cold": the part is found relocating hot's copy; with hot excluded,
+# from the part's own frame description (its FDE starts inside hot's frame).
+# "inside": leaf, already patched, gets its break back when jumper's copy is
+# made.  The part has no symbol: only hot, leaf and jumper are counted.
+REAL_PROGRAMS['jumpin_cold'] = (['jumpin_main.c', 'jumpin.S'], ['-O2', '-Wall'],
+                                {'hot': 60, 'main': 1}, ['cold'])
+REAL_PROGRAMS['jumpin_cold_native_hot'] = (['jumpin_main.c', 'jumpin.S'], ['-O2', '-Wall'],
+                                           {'hot': 0, 'main': 1}, ['cold'], ['--exclude', '*:hot'])
+REAL_PROGRAMS['jumpin_inside'] = (['jumpin_main.c', 'jumpin.S'], ['-O2', '-Wall'],
+                                  {'leaf': 50, 'jumper': 15, 'main': 1}, ['inside'])
 # ('int3', 'own_trap') is left out: the program's own int3 inside a copy kills it
 # with SIGTRAP on its second call (docs/COMPAT.md, known gaps).
 for _m, _f in (('ud2', 'bad_op'), ('segv', 'bad_load')):
@@ -940,7 +951,8 @@ def test_real_program(ctx, key, collectors='calls'):
     same output and status as natively, counts exact.  With arcs or coverage
     in COLLECTORS the copies carry block probes too; the counts are then
     checked from a calls collector run alongside."""
-    srcs, flags, exp, args = REAL_PROGRAMS[key]
+    srcs, flags, exp, args, *opts = REAL_PROGRAMS[key]
+    opts = opts[0] if opts else []
     name = 'machine/%s%s' % (key.replace('_', '/'),
                              '' if collectors == 'calls' else '/' + collectors.replace(',', '+'))
     if key == 'avx2':
@@ -965,7 +977,7 @@ def test_real_program(ctx, key, collectors='calls'):
                 return [(name, ['%s does not use the red zone in this build' % fn])]
     nat = rt.run_proc([binary] + args)
     outdir = os.path.join(ctx.scratch(name), 'out')
-    cmd = [ctx.lp, 'run', '-c', collectors, '-o', outdir, '--', binary] + args
+    cmd = [ctx.lp, 'run', '-c', collectors] + opts + ['-o', outdir, '--', binary] + args
     lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
     probs = same_as_native(nat, lp)
     if 'calls' in collectors.split(','):
@@ -1087,9 +1099,10 @@ def jobs(ctx):
         j.append(('machine/endbr64/' + pn, lambda pn=pn: test_endbr(ctx, pn)))
     for key in REAL_PROGRAMS:
         j.append(('machine/' + key.replace('_', '/'), lambda k=key: test_real_program(ctx, k)))
-    for coll in ('coverage,calls', 'arcs,calls'):
-        j.append(('machine/redzone/' + coll.replace(',', '+'),
-                  lambda c=coll: test_real_program(ctx, 'redzone', c)))
+    for key in ('redzone', 'jumpin_cold', 'jumpin_inside'):
+        for coll in ('coverage,calls', 'arcs,calls'):
+            j.append(('machine/%s/%s' % (key.replace('_', '/'), coll.replace(',', '+')),
+                      lambda k=key, c=coll: test_real_program(ctx, k, c)))
     # 7. faults
     for sig in (signal.SIGSEGV, signal.SIGABRT, signal.SIGTERM, signal.SIGKILL):
         j.append(('faults/target_%s/threads' % sig.name, lambda s=sig: test_fault(ctx, 'target', s)))

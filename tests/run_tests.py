@@ -1848,6 +1848,11 @@ DEBIAN_COMMANDS = [
     ('xargs', ['xargs', '-n', '100', 'echo'], '{nums}'),
     ('od', ['od', '-c', '{nums_gz}'], None),
     ('bc', ['bc', '-l'], '{bc_input}'),
+    # Debian's interpreter, not a shim found first on PATH: non-PIE, stripped, with gcc's
+    # .cold parts (hot parts jump into them past their first bytes)
+    ('python3', ['/usr/bin/python3', '-c', 'import json, re, collections; '
+                 'c = collections.Counter(re.findall(r"[0-9]{2}", open("{nums}").read())); '
+                 'print(json.dumps(sorted(c.items())[:20]))'], None),
 ]
 
 
