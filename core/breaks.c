@@ -96,15 +96,9 @@ typedef struct link_ctx {
  * copy branching there is not running yet). */
 static void keep_entry_break(process *p, pmodule *m, uint64_t target) {
   const core_module *mod = m->file->module;
-  uint64_t link = target - m->bias;
-  size_t lo = 0, hi = mod->nfunctions;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (mod->functions[mid].addr < link) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo == 0 || link - mod->functions[lo - 1].addr >= JMP_REL32_SIZE) return;
-  size_t e = lo - 1;
+  const core_function *fn = core_module_function_at(mod, target - m->bias);
+  if (!fn || target - m->bias - fn->addr >= JMP_REL32_SIZE) return;
+  size_t e = (size_t)(fn - mod->functions);
   fn_state *f = &m->fns[e];
   f->entered_inside = true;
   if (f->state != SHM_RELOCATED) return;
@@ -331,8 +325,11 @@ static lp_status describe_copy(process *p, const core_function *fn, const reloc_
 
 /* Relocates function I of module M.  With EAGER (a first hit), its direct
  * callees are relocated too, in the same stop, so that they never trap: one
- * trap round trip costs several times a relocation (docs/PERFORMANCE.md). */
-static lp_status instrument(core_session *s, process *p, pmodule *m, long i, bool eager) {
+ * trap round trip costs several times a relocation (docs/PERFORMANCE.md).
+ * Each of the NRESUME requests gets the address in the copy where a thread
+ * of the original goes on (0: nowhere, it stays in the original). */
+static lp_status instrument(core_session *s, process *p, pmodule *m, long i, bool eager, breaks_resume *resume,
+                            size_t nresume) {
   const core_function *fn = &m->file->module->functions[i];
   const core_image *image = &m->file->image;
   uint64_t entry = fn->addr + m->bias;
@@ -357,7 +354,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
       long j;
       pmodule *cm = process_module_at(p, callees[k], &j);
       if (!cm || j < 0 || cm->fns[j].state != SHM_NOT_RUN) continue;
-      lp_status st = instrument(s, p, cm, j, false);
+      lp_status st = instrument(s, p, cm, j, false, NULL, 0);
       if (st != LP_OK) {
         reloc_plan_free(plan);
         return st;
@@ -389,6 +386,10 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
     return leave_native(s, p, m, i, lp_error());
   }
   lp_status st = remember_cover_probes(s, p, sf, plan, info.nblocks, dest);
+  for (size_t k = 0; k < nresume; k++) {
+    int64_t off = reloc_resume_offset(plan, resume[k].orig, resume[k].after_call);
+    resume[k].copy = off >= 0 ? dest + (uint64_t)off : 0;
+  }
   reloc_plan_free(plan);
   if (st == LP_OK) st = core_mem_write(&p->target, dest, copy, info.copy_size);
   free(copy);
@@ -427,6 +428,16 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
   return LP_OK;
 }
 
+lp_status breaks_instrument_running(core_session *s, process *p, pmodule *m, long i, breaks_resume *resume,
+                                    size_t nresume) {
+  for (size_t k = 0; k < nresume; k++) resume[k].copy = 0;
+  if (m->fns[i].state != SHM_NOT_RUN) return LP_OK;
+  uint64_t t0 = core_now_ns();
+  LP_CHECK(instrument(s, p, m, i, false, resume, nresume));
+  s->stats.instrument_ns += core_now_ns() - t0;
+  return LP_OK;
+}
+
 /* A SIGTRAP in thread TID of P: ours if it stopped just past the int3 we keep
  * at a function entry (an instruction pointer in the middle of the entry's
  * first instruction cannot come from anything else) or at a probe being
@@ -448,7 +459,7 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
 
   uint64_t t0 = core_now_ns();
   if (m->fns[i].state == SHM_NOT_RUN) {
-    LP_CHECK(instrument(s, p, m, i, true));
+    LP_CHECK(instrument(s, p, m, i, true, NULL, 0));
     s->stats.instrument_ns += core_now_ns() - t0;
   } else if (m->fns[i].state == SHM_TRAPPED) {
     s->stats.trapped_calls++;

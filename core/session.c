@@ -280,7 +280,10 @@ static lp_status start_attached(core_session *s) {
   process *p = leader->proc;
   p->ready = true; /* its entry never runs again: no temporary break there */
   LP_CHECK(process_setup(s, p, pid, p->entry));
-  return leave_prologues(s, p);
+  LP_CHECK(leave_prologues(s, p));
+  if (adopt_activations(s, p) != LP_OK) /* they go on in the original: counted from their next call */
+    fprintf(stderr, "lazyprobe: process %d: running functions not moved into copies: %s\n", (int)pid, lp_error());
+  return LP_OK;
 }
 
 static void let_go_all(core_session *s);

@@ -41,6 +41,7 @@ typedef struct core_session_stats {
   uint64_t cover_removed;  /* cover probes replaced by NOPs once their block ran */
   uint64_t processes;      /* process images instrumented */
   uint64_t modules;        /* modules instrumented, over all processes */
+  uint64_t adopted;        /* frames moved into copies at attach (core/adopt.c) */
 } core_session_stats;
 
 typedef struct core_session core_session;

@@ -125,6 +125,23 @@ lp_status process_arm_unwinder(process *p);
 lp_status process_register_unwind(core_session *s, process *p, pid_t tid);
 
 /* breaks.c */
+/* A thread of the original that is to go on in a copy (breaks_instrument_running). */
+typedef struct breaks_resume {
+  uint64_t orig;     /* where it is (the instruction it stopped at), or */
+  bool after_call;   /* where it returns to: ORIG follows a call */
+  uint64_t copy;     /* out: where it goes on in the copy; 0 when it cannot */
+} breaks_resume;
+
+/* Relocates function I of M, not run yet, for threads already in it (attach)
+ * and says where each of them goes on; nothing changes for a function that
+ * has run or cannot be relocated (every copy 0). */
+lp_status breaks_instrument_running(core_session *s, process *p, pmodule *m, long i, breaks_resume *resume,
+                                    size_t nresume);
+
+/* core/adopt.c: moves the frames of P's stopped threads that run in selected
+ * functions into copies (attach). */
+lp_status adopt_activations(core_session *s, process *p);
+
 lp_status breaks_write(process *p, pmodule *m, unsigned mask, bool restore);
 lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours);
 lp_status breaks_restore_all(process *p);

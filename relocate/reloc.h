@@ -173,6 +173,14 @@ size_t reloc_callees(const reloc_plan *plan, uint64_t *out, size_t max);
  * or -1 if it was not copied. */
 int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig);
 
+/* Where a thread of the original goes on in the copy (offset), or -1: one
+ * stopped at the instruction at ORIG goes to that instruction's copy (past
+ * the probes written before it: its block is counted from its next run);
+ * with AFTER_CALL, ORIG is a return address and the answer is where the
+ * copy of the call before it returns to.  For activations already running
+ * when lazyprobe attaches (seed 002: frames moved into the copy). */
+int64_t reloc_resume_offset(const reloc_plan *plan, uint64_t orig, bool after_call);
+
 /* With block cover probes: the offset in the copy of block B's probe, a
  * RELOC_COVER_PROBE_SIZE-byte `mov byte [rip+slot], 1` that may be replaced by
  * a NOP of the same size once the slot is set; -1 without one. */

@@ -426,6 +426,22 @@ int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig) {
   return i < 0 ? -1 : plan->copy_off[i];
 }
 
+int64_t reloc_resume_offset(const reloc_plan *plan, uint64_t orig, bool after_call) {
+  if (!after_call) return reloc_copy_offset(plan, orig);
+  for (uint64_t len = 1; len <= 15 && orig - len >= plan->lo; len++) {
+    long i = reloc_insn_at(plan, orig - len);
+    if (i < 0) continue;
+    const x64_insn *call = &plan->insns[i].x;
+    if (call->len != len || (call->flow != X64_FLOW_CALL && call->flow != X64_FLOW_CALL_INDIRECT)) return -1;
+    /* the call's copy ends where the next range of the origin map starts */
+    for (size_t k = 0; k + 1 < plan->norigins; k++)
+      if (plan->origins[k].offset <= (size_t)plan->copy_off[i] && (size_t)plan->copy_off[i] < plan->origins[k + 1].offset)
+        return plan->origins[k + 1].orig == orig ? (int64_t)plan->origins[k + 1].offset : -1;
+    return -1;
+  }
+  return -1;
+}
+
 void reloc_plan_free(reloc_plan *plan) {
   if (!plan) return;
   for (size_t t = 0; t < plan->ntables; t++) free(plan->tables[t].targets);

@@ -9,6 +9,7 @@ and from native runs (and gdb/perf reading native runs), never from an
 earlier lazyprobe run.
 """
 
+import json
 import os
 import re
 import resource
@@ -879,6 +880,76 @@ def test_attach(ctx, how):
     return [(name, probs[:6])]
 
 
+def test_attach_stack(ctx):
+    """lazyprobe attach while main -> outer -> spin are on the stack and spin
+    loops calling work() (tests/real/onstack.c); SIGUSR1 ends the loop,
+    outer then calls after() 5 times.  Those frames must go on in their
+    copies (seed 002): spin's call site of work() counts exactly what work's
+    entry counts (> 0), outer's call site of after() counts 5, and the
+    entries made before the attach count 0.  Output as natively."""
+    name = 'attach/stack'
+    binary, err = build(ctx, 'onstack', ['onstack.c'], ['-O2', '-Wall'])
+    if err:
+        return [(name, [err])]
+    scratch = ctx.scratch(name)
+    outdir = os.path.join(scratch, 'out')
+    target = subprocess.Popen([binary], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, start_new_session=True)
+    reader = LineReader(target.stdout)
+    cmd = [ctx.lp, 'attach', '-c', rt.DUMP_ARCS + ',calls', '-o', outdir, str(target.pid)]
+    probs, lpp = [], None
+    try:
+        if not reader.wait_for(rb'^ready$', 30):
+            return [(name, ['the target printed no "ready"'])]
+        lpp = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.time() + 30
+        while not all_counters_files(outdir) and time.time() < deadline and lpp.poll() is None:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        os.kill(target.pid, signal.SIGUSR1)
+        try:
+            lout, lerr = lpp.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            rt.kill_group(lpp)
+            lout, lerr = lpp.communicate()
+            probs.append('lazyprobe attach did not end within 60 s')
+        if rt.status_of(lpp.returncode) != 0:
+            probs.append('lazyprobe attach: status %d: %s' % (rt.status_of(lpp.returncode), rt.short(lerr)))
+        target.wait(timeout=60)
+        if reader.text() != b'ready\n15\n' or rt.status_of(target.returncode) != 0:
+            probs.append('target printed %r, status %s (natively "ready", "15", 0)' %
+                         (reader.text(), rt.status_of(target.returncode)))
+        try:
+            dump = json.load(open(os.path.join(outdir, 'dump.json')))
+        except (OSError, ValueError) as e:
+            return [(name, probs + ['dump.json: %s' % e, repro(cmd)])]
+        fns = {f['name']: f for f in dump['functions'] if same_module(f.get('module', ''), binary)}
+
+        def site_count(caller, callee):
+            return sum(c.get('count') or 0 for c in (fns.get(caller) or {}).get('calls') or []
+                       if c.get('callee') == callee)
+        work = (fns.get('work') or {}).get('count')
+        if not work or site_count('spin', 'work') != work:
+            probs.append('spin -> work counted %d at the call site, work entered %s times: spin '
+                         'did not go on in its copy' % (site_count('spin', 'work'), work))
+        if site_count('outer', 'after') != 5 or (fns.get('after') or {}).get('count') != 5:
+            probs.append('outer -> after counted %d at the call site, after entered %s times '
+                         '(5 expected): outer did not return into its copy' %
+                         (site_count('outer', 'after'), (fns.get('after') or {}).get('count')))
+        for fn in ('spin', 'outer', 'main'):
+            if (fns.get(fn) or {}).get('count') != 0:
+                probs.append('%s: entered before the attach, counted %s' % (fn, (fns.get(fn) or {}).get('count')))
+    finally:
+        for p in (target, lpp):
+            if p is not None and p.poll() is None:
+                rt.kill_group(p)
+                p.wait()
+    if probs:
+        probs[0] += repro(['%s &' % binary, ';'] + cmd)
+    return [(name, probs[:6])]
+
+
 # ----------------------------------------------------- 6. machine details ---
 
 ENDBR_PROGRAMS = ['fib', 'funcptr', 'jumptable', 'tailcall', 'tiny', 'qsort_cb']
@@ -1094,6 +1165,7 @@ def jobs(ctx):
     # 5. attach/detach
     for how in ('duration', 'sigint'):
         j.append(('attach/' + how, lambda h=how: test_attach(ctx, h)))
+    j.append(('attach/stack', lambda: test_attach_stack(ctx)))
     # 6. machine details
     for pn in ENDBR_PROGRAMS:
         j.append(('machine/endbr64/' + pn, lambda pn=pn: test_endbr(ctx, pn)))
