@@ -12,6 +12,7 @@
  * first thread that enters _Unwind_Find_FDE while some is pending. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -107,6 +108,30 @@ static lp_status open_counters_in_target(core_session *s, process *p, pid_t tid,
       mine.st_ino != theirs.st_ino)
     return lp_fail("%s was replaced while the program opened it", path);
   return LP_OK;
+}
+
+/* The program's own SIGTRAP is about to be delivered in TID: its action must
+ * be the program's.  One of our int3s met while SIGTRAP was blocked (in the
+ * program's SIGTRAP handler, which blocks its own signal, say) or ignored
+ * made the kernel reset the action to SIG_DFL (force_sig_info_to_task) before
+ * we saw the stop; the action seen at the program's last own SIGTRAP is put
+ * back then.  A handler installed, then reset by us before its first SIGTRAP,
+ * is not known and stays lost. */
+lp_status process_keep_sigtrap_action(core_session *s, process *p, pid_t tid) {
+  if (!p->ready || !p->scratch) return LP_OK;
+  uint64_t action[4] = {0}, at;
+  int64_t ret;
+  LP_CHECK(core_push_bytes(&p->target, tid, action, sizeof action, &at));
+  LP_CHECK(remote(s, p, tid, p->scratch, SYS_rt_sigaction, SIGTRAP, 0, at, 8, 0, 0, &ret));
+  LP_CHECK(core_mem_read(&p->target, at, action, sizeof action));
+  if (action[0] != (uint64_t)(uintptr_t)SIG_DFL) {
+    memcpy(p->sigtrap_action, action, sizeof action);
+    p->sigtrap_seen = true;
+    return LP_OK;
+  }
+  if (!p->sigtrap_seen) return LP_OK;
+  LP_CHECK(core_push_bytes(&p->target, tid, p->sigtrap_action, sizeof p->sigtrap_action, &at));
+  return remote(s, p, tid, p->scratch, SYS_rt_sigaction, SIGTRAP, at, 0, 8, 0, 0, &ret);
 }
 
 static lp_status close_in_target(core_session *s, process *p, pid_t tid, uint64_t scratch, int64_t fd) {

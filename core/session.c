@@ -509,6 +509,8 @@ static lp_status on_stop(core_session *s, thread *th, int status, bool *spin) {
         return LP_OK;
       }
       if (ours) sig = 0;
+      else if (process_keep_sigtrap_action(s, th->proc, tid) != LP_OK)
+        fprintf(stderr, "lazyprobe: process %d: SIGTRAP action not checked: %s\n", (int)th->proc->pid, lp_error());
       *spin = ours;
     }
     resume(s, tid, sig);

@@ -88,6 +88,8 @@ typedef struct process {
   uint64_t *removed;      /* addresses of removed probes, sorted (their int3 may
                              still be reported by a thread that met it) */
   size_t nremoved;
+  bool sigtrap_seen;      /* the program's own SIGTRAP came with this action set: */
+  uint64_t sigtrap_action[4]; /* struct k_sigaction: handler, flags, restorer, mask */
 } process;
 
 typedef struct thread {
@@ -123,6 +125,7 @@ void process_free(process *p);
 pmodule *process_module_at(process *p, uint64_t addr, long *function);
 lp_status process_arm_unwinder(process *p);
 lp_status process_register_unwind(core_session *s, process *p, pid_t tid);
+lp_status process_keep_sigtrap_action(core_session *s, process *p, pid_t tid);
 
 /* breaks.c */
 /* A thread of the original that is to go on in a copy (breaks_instrument_running). */
