@@ -314,10 +314,13 @@ static bool find_cfi(const pmodule *m, const core_function *fn, reloc_cfi *out) 
 static lp_status describe_copy(process *p, const core_function *fn, const reloc_cfi *cfi,
                                const reloc_plan *plan, uint64_t dest, uint64_t size) {
   core_perfmap_add(&p->perfmap, dest, size, fn->name);
-  if (!cfi || !p->unwind) return LP_OK;
-  reloc_unwind u;
-  if (reloc_unwind_build(plan, cfi, dest, &u) != LP_OK) return cfi->lsda ? LP_ERR : LP_OK;
-  lp_status st = core_unwind_add(p->unwind, dest, &u);
+  core_gdbjit_copy gdb = {fn->name, dest, size, NULL, 0};
+  reloc_unwind u = {0};
+  if (cfi && reloc_unwind_build(plan, cfi, dest, &u) != LP_OK && cfi->lsda) return LP_ERR;
+  gdb.eh = u.eh;
+  gdb.eh_size = u.eh_size;
+  if (core_gdbjit_add(&p->gdbjit, &p->target, &gdb) != LP_OK) p->gdbjit.descriptor = 0; /* full: no more */
+  lp_status st = u.eh && p->unwind ? core_unwind_add(p->unwind, dest, &u) : LP_OK;
   reloc_unwind_free(&u);
   if (st == LP_OK) st = process_arm_unwinder(p);
   return st;

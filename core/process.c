@@ -11,6 +11,7 @@
  * copies' unwind information is registered with libgcc's unwinder from the
  * first thread that enters _Unwind_Find_FDE while some is pending. */
 #include <errno.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <inttypes.h>
@@ -235,6 +236,48 @@ lp_status process_register_unwind(core_session *s, process *p, pid_t tid) {
 
 /* }=== */
 
+/* {=== GDB's JIT interface (core/gdbjit.h) ===*/
+
+#define GDBJIT_REGION (64ull << 20) /* reserved, not committed: ~1 KiB per copy */
+
+static bool is_gdbjit_library(const char *path) {
+  const char *base = strrchr(path, '/');
+  return !strcmp(base ? base + 1 : path, "liblazyprobe-gdbjit.so");
+}
+
+/* Loads the JIT interface's library into P (stopped at its entry in TID, no
+ * break written yet: dlopen must not meet one) through LIBC's dlopen, finds
+ * its descriptor and reserves the region for the objects. */
+static lp_status load_gdbjit(core_session *s, process *p, pid_t tid, const module_file *libc, uint64_t bias) {
+  uint64_t dlopen_fn = find_symbol(libc, "dlopen"), dlsym_fn = find_symbol(libc, "dlsym");
+  if (!dlopen_fn || !dlsym_fn) return lp_fail("no dlopen in %s", libc->module->path);
+  const char *lib = core_gdbjit_library(), sym[] = "__jit_debug_descriptor";
+  uint64_t lib_at = p->scratch + 256, sym_at = p->scratch + 256 + strlen(lib) + 1;
+  LP_CHECK(core_mem_write(&p->target, lib_at, lib, strlen(lib) + 1));
+  LP_CHECK(core_mem_write(&p->target, sym_at, sym, sizeof sym));
+  uint64_t handle, descriptor;
+  int deferred = 0;
+  lp_status st = core_remote_call(&p->target, tid, p->scratch, dlopen_fn + bias,
+                                  (const uint64_t[6]){lib_at, RTLD_NOW | RTLD_LOCAL}, &handle, &deferred);
+  if (st == LP_OK && !handle) st = lp_fail("dlopen(%s) failed in the program", lib);
+  if (st == LP_OK)
+    st = core_remote_call(&p->target, tid, p->scratch, dlsym_fn + bias, (const uint64_t[6]){handle, sym_at},
+                          &descriptor, &deferred);
+  if (st == LP_OK && !descriptor) st = lp_fail("%s: no %s", lib, sym);
+  if (deferred && !s->deferred_sig) {
+    s->deferred_sig = deferred;
+    s->deferred_tid = tid;
+  }
+  LP_CHECK(st);
+  int64_t region;
+  LP_CHECK(remote(s, p, tid, p->scratch, SYS_mmap, 0, GDBJIT_REGION, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, (uint64_t)-1, 0, &region));
+  p->gdbjit = (core_gdbjit){descriptor, (uint64_t)region, GDBJIT_REGION, 0, 0};
+  return LP_OK;
+}
+
+/* }=== */
+
 /* {=== modules ===*/
 
 pmodule *process_module_at(process *p, uint64_t addr, long *function) {
@@ -387,7 +430,7 @@ lp_status process_sync_modules(core_session *s, process *p, pid_t tid) {
       find_unwinder(p, file, list[j].bias);
     if (!path) {
       st = lp_fail("out of memory");
-    } else if (core_select_module(&s->opt.select, path, false)) {
+    } else if (!is_gdbjit_library(path) && core_select_module(&s->opt.select, path, false)) {
       pmodule *added;
       if (module_file_open(s, path, &file) == LP_OK) st = add_module(s, p, file, list[j].bias, list[j].link_map, &added);
       else fprintf(stderr, "lazyprobe: not instrumented: %s\n", lp_error());
@@ -429,9 +472,14 @@ lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch
   module_file **files = calloc(nlibs + 1, sizeof *files);
   lp_status st = files ? LP_OK : lp_fail("out of memory");
   uint64_t code = LATER_CODE + code_size(program->module);
+  module_file *libc = NULL;
+  uint64_t libc_bias = 0;
   for (size_t j = 0; st == LP_OK && j < nlibs; j++) {
     char *path = library_path(p->pid, libs[j].path);
     module_file *unwinder;
+    const char *base = path ? strrchr(path, '/') : NULL;
+    if (base && !strcmp(base, "/libc.so.6") && !s->opt.attach && module_file_open(s, path, &libc) == LP_OK)
+      libc_bias = libs[j].bias;
     if (!path) st = lp_fail("out of memory");
     else if (core_select_module(&s->opt.select, path, false) && module_file_open(s, path, &files[j]) != LP_OK)
       fprintf(stderr, "lazyprobe: not instrumented: %s\n", lp_error());
@@ -457,6 +505,8 @@ lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch
   LP_CHECK(remote(s, p, tid, scratch, SYS_mmap, 0, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
                   (uint64_t)-1, 0, &page));
   p->scratch = (uint64_t)page;
+  if (libc && load_gdbjit(s, p, tid, libc, libc_bias) != LP_OK)
+    fprintf(stderr, "lazyprobe: process %d: gdb will not see the copies: %s\n", (int)p->pid, lp_error());
   LP_CHECK(arm_modules(s, p, tid, p->scratch, 0));
   if (p->r_debug) LP_CHECK(hook_loader(p));
   s->stats.processes++;

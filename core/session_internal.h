@@ -16,6 +16,7 @@
 #include "counters.h"
 #include "image.h"
 #include "module.h"
+#include "gdbjit.h"
 #include "perfmap.h"
 #include "session.h"
 #include "target.h"
@@ -88,6 +89,7 @@ typedef struct process {
   uint64_t *removed;      /* addresses of removed probes, sorted (their int3 may
                              still be reported by a thread that met it) */
   size_t nremoved;
+  core_gdbjit gdbjit;     /* GDB's view of the copies (descriptor 0: none) */
   bool sigtrap_seen;      /* the program's own SIGTRAP came with this action set: */
   uint64_t sigtrap_action[4]; /* struct k_sigaction: handler, flags, restorer, mask */
 } process;

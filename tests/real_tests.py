@@ -726,6 +726,69 @@ def test_backtrace(ctx, opt):
     return [(name, probs[:4])]
 
 
+def gdb_frames(binary, core):
+    """Function names of `bt` on CORE, innermost first; a cold part
+    (gdb shows FUNC.cold as "FUNC[cold]") is named as its function."""
+    r = subprocess.run(['gdb', '-batch', '-nx', '-ex', 'bt', binary, core],
+                       capture_output=True, text=True, timeout=120)
+    names = []
+    for line in r.stdout.splitlines():
+        m = re.match(r'#\d+\s+(?:0x[0-9a-f]+ in )?(\S+) \(', line)
+        if m:
+            names.append(re.sub(r'(\.cold|\[cold\])$', '', m.group(1)))
+        elif re.match(r'#\d+', line):
+            names.append('?')
+    return names, r.stdout
+
+
+def find_core(d):
+    cores = [f for f in os.listdir(d) if f == 'core' or f.startswith('core.')]
+    return os.path.join(d, cores[0]) if cores else None
+
+
+def test_gdb_core(ctx):
+    """abort() inside main -> outer -> middle -> inner under lazyprobe, core
+    dumped: gdb's `bt` on the core shows the same chain of the program's
+    functions as on a native core (the copies are described to gdb through
+    its JIT interface, core/gdbjit.h)."""
+    name = 'unwind/gdb_core'
+    if not shutil.which('gdb'):
+        return [(name, ['gdb is not installed (tools/setup.sh installs it)'])]
+    pattern = open('/proc/sys/kernel/core_pattern').read().strip()
+    if pattern.startswith('|') or '/' in pattern:
+        return [(name, [])]     # cores go elsewhere on this machine: nothing to test (as avx2)
+    binary, err = build(ctx, 'core_abort', ['core_abort.c'], ['-O2', '-g', '-Wall'])
+    if err:
+        return [(name, [err])]
+    scratch = ctx.scratch(name)
+    ours = ('inner', 'middle', 'outer', 'main')
+    chains = {}
+    nd, ld = os.path.join(scratch, 'native'), os.path.join(scratch, 'lp')
+    os.makedirs(nd)
+    os.makedirs(ld)
+    nat = run_in([binary], cwd=nd, core=True)
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', os.path.join(scratch, 'out'), '--', binary]
+    lp = run_in(cmd, cwd=ld, core=True)
+    probs = same_as_native(nat, lp)
+    for what, d in (('native', nd), ('lazyprobe', ld)):
+        core = find_core(d)
+        if not core:
+            probs.append('%s run left no core file in %s' % (what, d))
+            continue
+        names, text = gdb_frames(binary, core)
+        chains[what] = ([n for n in names if n in ours], names)
+    if 'native' in chains and chains['native'][0] != list(ours):
+        probs.append('native bt: %s (expected %s)' % (chains['native'][1], list(ours)))
+    elif 'native' in chains and 'lazyprobe' in chains and \
+            chains['lazyprobe'][0] != chains['native'][0]:
+        probs.append('gdb bt on the core under lazyprobe: %s; native: %s' %
+                     (chains['lazyprobe'][1], chains['native'][1]))
+    if probs:
+        probs[0] += repro(['cd', ld, '&&', 'ulimit -c unlimited', '&&'] + cmd +
+                          ['; gdb -batch -ex bt', binary, 'core'])
+    return [(name, probs[:4])]
+
+
 def perf_share(data, comm, sym):
     """Percentage of COMM's cpu-clock samples whose symbol contains SYM."""
     r = subprocess.run(['perf', 'report', '-i', data, '--stdio', '--comm', comm, '--sort', 'sym'],
@@ -1162,6 +1225,7 @@ def jobs(ctx):
         j.append(('cxx/exceptions/' + o, lambda o=o: test_cxx(ctx, o)))
         j.append(('unwind/backtrace/' + o, lambda o=o: test_backtrace(ctx, o)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))
+    j.append(('unwind/gdb_core', lambda: test_gdb_core(ctx)))
     # 5. attach/detach
     for how in ('duration', 'sigint'):
         j.append(('attach/' + how, lambda h=how: test_attach(ctx, h)))
