@@ -39,6 +39,20 @@ lp_status core_perfmap_add(core_perfmap *m, uint64_t start, uint64_t size, const
   return LP_OK;
 }
 
+lp_status core_perfmap_inherit(core_perfmap *m, pid_t parent, const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/perf-%d.map", dir ? dir : "/tmp", (int)parent);
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? LP_OK : lp_fail("cannot read %s: %s", path, strerror(errno));
+  char buf[65536];
+  ssize_t n;
+  lp_status st = LP_OK;
+  while (st == LP_OK && (n = read(fd, buf, sizeof buf)) > 0)
+    if (write(m->fd, buf, (size_t)n) != n) st = lp_fail("cannot write the perf map: %s", strerror(errno));
+  close(fd);
+  return st;
+}
+
 void core_perfmap_close(core_perfmap *m) {
   if (m->fd >= 0) close(m->fd);
   m->fd = -1;

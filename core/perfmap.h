@@ -26,6 +26,10 @@ lp_status core_perfmap_open(pid_t pid, const char *dir, core_perfmap *m);
  * spaces.  One write per line (O_APPEND). */
 lp_status core_perfmap_add(core_perfmap *m, uint64_t start, uint64_t size, const char *name);
 
+/* Appends the lines of the map of PARENT (a fork child has its parent's
+ * copies at the same addresses); none when the parent has no map. */
+lp_status core_perfmap_inherit(core_perfmap *m, pid_t parent, const char *dir);
+
 void core_perfmap_close(core_perfmap *m);
 
 #endif

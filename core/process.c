@@ -525,7 +525,7 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   p->target.mem_fd = -1;
   p->counters.fd = -1;
   p->counters.base = NULL;
-  p->unwind = NULL; /* what the parent had not registered yet is not registered in the child */
+  p->unwind = NULL;
   p->perfmap.fd = -1;
   p->mods = calloc(parent->nmods + 1, sizeof *p->mods);
   p->pending = malloc((parent->npending + 1) * sizeof *p->pending);
@@ -550,8 +550,10 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
     st = core_target_open(pid, &p->target);
   }
   if (st == LP_OK) st = shm_counters_fork(&parent->counters, s->opt.outdir_fd, s->opt.outdir, pid, &p->counters);
-  if (st == LP_OK) st = core_unwind_new(&p->unwind);
+  /* what the parent had not registered yet, the child registers when it first unwinds */
+  if (st == LP_OK) st = parent->unwind ? core_unwind_clone(parent->unwind, &p->unwind) : core_unwind_new(&p->unwind);
   if (st == LP_OK) st = core_perfmap_open(pid, NULL, &p->perfmap);
+  if (st == LP_OK) st = core_perfmap_inherit(&p->perfmap, parent->pid, NULL);
   if (st != LP_OK) {
     process_free(p);
     return LP_ERR;

@@ -68,6 +68,18 @@ lp_status core_unwind_add(core_unwind *u, uint64_t copy, const reloc_unwind *fra
   return LP_OK;
 }
 
+lp_status core_unwind_clone(const core_unwind *from, core_unwind **out) {
+  LP_CHECK(core_unwind_new(out));
+  for (size_t k = 0; k < from->n; k++) {
+    if (core_unwind_add(*out, from->v[k].copy, &from->v[k].fragment) != LP_OK) {
+      core_unwind_free(*out);
+      *out = NULL;
+      return LP_ERR;
+    }
+  }
+  return LP_OK;
+}
+
 size_t core_unwind_pending(const core_unwind *u) { return u->n; }
 
 static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }

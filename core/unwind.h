@@ -31,6 +31,10 @@ typedef struct core_unwind core_unwind;
 lp_status core_unwind_new(core_unwind **out);
 void core_unwind_free(core_unwind *u);
 
+/* A registry holding what FROM holds (a fork child: its parent's copies
+ * that are not registered yet are its own to register). */
+lp_status core_unwind_clone(const core_unwind *from, core_unwind **out);
+
 /* Queues the fragment of the copy at COPY (its bytes are copied). */
 lp_status core_unwind_add(core_unwind *u, uint64_t copy, const reloc_unwind *fragment);
 

@@ -726,6 +726,40 @@ def test_backtrace(ctx, opt):
     return [(name, probs[:4])]
 
 
+FORK_THROW = {'_Z3runb': 2, '_Z6middleb': 2, '_Z4deepb': 2, 'main': 1}  # the child forks inside main
+
+
+def test_fork_throw(ctx):
+    """A fork child throws through copies its parent made before the fork and
+    never unwound (tests/real/fork_throw.cpp): the child registers them
+    itself and catches, output as natively; counts over both processes;
+    the child's perf map names the parent's copies too."""
+    name = 'unwind/fork_throw'
+    binary, err = build(ctx, 'fork_throw', ['fork_throw.cpp'], ['-O2', '-Wall'], cc='g++')
+    if err:
+        return [(name, [err])]
+    scratch = ctx.scratch(name)
+    nat = run_in([binary, os.path.join(scratch, 'native.pid')])
+    outdir, pidf = os.path.join(scratch, 'out'), os.path.join(scratch, 'lp.pid')
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', binary, pidf]
+    probs = same_as_native(nat, run_in(cmd))
+    calls = load_calls_safe(outdir, probs)
+    if calls is not None:
+        probs += count_problems(module_counts(calls, binary, ctx.syms(binary), list(FORK_THROW)),
+                                FORK_THROW)
+    try:
+        child_map = open('/tmp/perf-%d.map' % int(open(pidf).read())).read()
+        names = set(l.split()[2] for l in child_map.splitlines() if len(l.split()) == 3)
+        missing = [n for n in ('_Z3runb', '_Z6middleb', '_Z4deepb') if n not in names]
+        if missing:
+            probs.append("the child's perf map lacks the parent's copies %s" % missing)
+    except (OSError, ValueError) as e:
+        probs.append("child's perf map: %s" % e)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:6])]
+
+
 def gdb_frames(binary, core):
     """Function names of `bt` on CORE, innermost first; a cold part
     (gdb shows FUNC.cold as "FUNC[cold]") is named as its function."""
@@ -1226,6 +1260,7 @@ def jobs(ctx):
         j.append(('unwind/backtrace/' + o, lambda o=o: test_backtrace(ctx, o)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))
     j.append(('unwind/gdb_core', lambda: test_gdb_core(ctx)))
+    j.append(('unwind/fork_throw', lambda: test_fork_throw(ctx)))
     # 5. attach/detach
     for how in ('duration', 'sigint'):
         j.append(('attach/' + how, lambda h=how: test_attach(ctx, h)))
