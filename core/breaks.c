@@ -65,6 +65,13 @@ lp_status breaks_write(process *p, pmodule *m, unsigned mask, bool restore) {
 
 lp_status breaks_restore_all(process *p) {
   lp_status st = LP_OK;
+  for (size_t k = 0; k < p->nredirects; k++) {
+    const plt_redirect *r = &p->redirects[k];
+    if (p->mods[r->module].unloaded) continue;
+    lp_status one = core_mem_write(&p->target, r->slot, &r->entry, sizeof r->entry);
+    if (st == LP_OK) st = one;
+  }
+  p->nredirects = 0;
   for (size_t k = 0; k < p->nmods; k++) {
     if (p->mods[k].unloaded) continue;
     lp_status one = breaks_write(p, &p->mods[k], 1u << SHM_NOT_RUN | 1u << SHM_TRAPPED | 1u << SHM_RELOCATED,
@@ -326,6 +333,40 @@ static lp_status describe_copy(process *p, const core_function *fn, const reloc_
   return st;
 }
 
+/* Calls through the PLT go straight to the copy of FN (ENTRY at run time,
+ * now at COPY): every PLT slot of a module bound to FN's name that holds
+ * ENTRY gets COPY.  Only PLT stubs read those slots, so no function
+ * pointer the program can see changes; a slot bound later (lazy binding)
+ * gets ENTRY and goes through the entry's jmp as before. */
+static void redirect_plt(core_session *s, process *p, const core_function *fn, uint64_t entry, uint64_t copy) {
+  if (fn->binding != CORE_BIND_GLOBAL && fn->binding != CORE_BIND_WEAK) return;
+  for (size_t k = 0; k < p->nmods; k++) {
+    const pmodule *m = &p->mods[k];
+    const core_module *mod = m->file->module;
+    if (m->unloaded || !mod->nplt_slots) continue;
+    size_t lo = 0, hi = mod->nplt_slots;
+    while (lo < hi) { /* the first slot named fn->name */
+      size_t mid = (lo + hi) / 2;
+      if (strcmp(mod->plt_slots[mid].name, fn->name) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    for (; lo < mod->nplt_slots && !strcmp(mod->plt_slots[lo].name, fn->name); lo++) {
+      uint64_t slot = mod->plt_slots[lo].got + m->bias, held;
+      if (core_mem_read(&p->target, slot, &held, sizeof held) != LP_OK || held != entry) continue;
+      if (p->nredirects == p->capredirects) {
+        size_t cap = p->capredirects ? 2 * p->capredirects : 16;
+        plt_redirect *grown = realloc(p->redirects, cap * sizeof *grown);
+        if (!grown) return;
+        p->redirects = grown;
+        p->capredirects = cap;
+      }
+      if (core_mem_write(&p->target, slot, &copy, sizeof copy) != LP_OK) continue;
+      p->redirects[p->nredirects++] = (plt_redirect){slot, entry, k};
+      s->stats.plt_redirected++;
+    }
+  }
+}
+
 /* Relocates function I of module M.  With EAGER (a first hit), its direct
  * callees are relocated too, in the same stop, so that they never trap: one
  * trap round trip costs several times a relocation (docs/PERFORMANCE.md).
@@ -422,6 +463,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
   }
   m->fns[i].copy = dest;
   m->fns[i].state = patch ? SHM_RELOCATED : SHM_TRAPPED;
+  redirect_plt(s, p, fn, entry, dest);
   char note[96] = "";
   if (!patch) snprintf(note, sizeof note, "%s; every call traps", keep_break);
   else if (info.leaves_to_original)

@@ -237,6 +237,36 @@ static lp_status add_fdes(const core_eh_frame *frame, const code_range *ranges, 
   return LP_OK;
 }
 
+static int cmp_plt_slot(const void *a, const void *b) {
+  const core_plt_slot *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  if (c) return c;
+  return (x->got > y->got) - (x->got < y->got);
+}
+
+/* The JUMP_SLOT relocations of .rela.plt, by symbol name. */
+static lp_status add_plt_slots(core_module *m, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh) {
+  Elf_Scn *symscn = elf_getscn(elf, sh->sh_link);
+  GElf_Shdr symsh;
+  Elf_Data *rel = elf_getdata(scn, NULL), *syms = symscn ? elf_getdata(symscn, NULL) : NULL;
+  if (!rel || !syms || !gelf_getshdr(symscn, &symsh) || !sh->sh_entsize) return LP_OK;
+  size_t n = sh->sh_size / sh->sh_entsize;
+  core_plt_slot *v = realloc(m->plt_slots, (m->nplt_slots + n + 1) * sizeof *v);
+  if (!v) return lp_fail("out of memory");
+  m->plt_slots = v;
+  for (size_t i = 0; i < n; i++) {
+    GElf_Rela r;
+    GElf_Sym sym;
+    if (!gelf_getrela(rel, (int)i, &r) || GELF_R_TYPE(r.r_info) != R_X86_64_JUMP_SLOT ||
+        !gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym))
+      continue;
+    const char *name = elf_strptr(elf, symsh.sh_link, sym.st_name);
+    if (name && *name) v[m->nplt_slots++] = (core_plt_slot){r.r_offset, name};
+  }
+  qsort(m->plt_slots, m->nplt_slots, sizeof *m->plt_slots, cmp_plt_slot);
+  return LP_OK;
+}
+
 static int cmp_candidate(const void *a, const void *b) {
   const candidate *x = a, *y = b;
   if (x->addr != y->addr) return x->addr < y->addr ? -1 : 1;
@@ -426,6 +456,8 @@ static lp_status load(core_module *m, Elf *elf) {
     if (!scn || !gelf_getshdr(scn, &sh)) continue;
     if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM)
       st = add_symbols(elf, scn, &sh, ranges, nranges, &cands);
+    const char *name = elf_strptr(elf, shstrndx, sh.sh_name);
+    if (sh.sh_type == SHT_RELA && name && !strcmp(name, ".rela.plt")) st = add_plt_slots(m, elf, scn, &sh);
   }
   in->frame = frame;
   if (st == LP_OK && frame.data) st = add_fdes(&frame, ranges, nranges, &cands);
@@ -488,6 +520,7 @@ void core_module_close(core_module *m) {
     free(in);
   }
   free(m->functions);
+  free(m->plt_slots);
   free(m->exec);
   free(m->path);
   free(m);

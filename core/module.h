@@ -32,6 +32,13 @@ typedef struct core_function {
   unsigned binding; /* enum core_binding of the symbol that names it (NONE: no symbol) */
 } core_function;
 
+/* A PLT stub's GOT slot (an R_X86_64_JUMP_SLOT relocation): only the stub
+ * jumps through it, so it may point anywhere the symbol's code is. */
+typedef struct core_plt_slot {
+  uint64_t got;     /* link-time address of the slot */
+  const char *name; /* the symbol it is bound to (.dynsym); owned by the module */
+} core_plt_slot;
+
 typedef struct core_segment {
   uint64_t vaddr;       /* link-time address of bytes[0] */
   uint64_t size;        /* bytes available (file size of the PT_LOAD; the rest is zero) */
@@ -49,6 +56,8 @@ typedef struct core_module {
   size_t nexec;
   core_function *functions; /* sorted by addr, one per distinct address */
   size_t nfunctions;
+  core_plt_slot *plt_slots; /* sorted by name (then got) */
+  size_t nplt_slots;
   void *internal;      /* owned by module.c */
 } core_module;
 

@@ -530,8 +530,11 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   p->mods = calloc(parent->nmods + 1, sizeof *p->mods);
   p->pending = malloc((parent->npending + 1) * sizeof *p->pending);
   p->removed = malloc((parent->nremoved + 1) * sizeof *p->removed);
+  p->redirects = malloc((parent->nredirects + 1) * sizeof *p->redirects);
+  p->capredirects = parent->nredirects + 1;
   p->nmods = 0;
-  lp_status st = p->mods && p->pending && p->removed ? LP_OK : lp_fail("out of memory");
+  lp_status st = p->mods && p->pending && p->removed && p->redirects ? LP_OK : lp_fail("out of memory");
+  if (p->redirects) memcpy(p->redirects, parent->redirects, parent->nredirects * sizeof *p->redirects);
   for (size_t k = 0; st == LP_OK && k < parent->nmods; k++) {
     const pmodule *from = &parent->mods[k];
     size_t n = from->file->module->nfunctions;
@@ -591,6 +594,7 @@ void process_free(process *p) {
   free(p->mods);
   free(p->pending);
   free(p->removed);
+  free(p->redirects);
   free(p);
 }
 

@@ -42,6 +42,7 @@ typedef struct core_session_stats {
   uint64_t processes;      /* process images instrumented */
   uint64_t modules;        /* modules instrumented, over all processes */
   uint64_t adopted;        /* frames moved into copies at attach (core/adopt.c) */
+  uint64_t plt_redirected; /* PLT slots pointed straight at copies */
 } core_session_stats;
 
 typedef struct core_session core_session;

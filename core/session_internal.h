@@ -61,6 +61,12 @@ typedef struct cover_probe {
   uint32_t slot;          /* the slot it sets */
 } cover_probe;
 
+/* A PLT slot of some module pointed at a copy instead of its entry. */
+typedef struct plt_redirect {
+  uint64_t slot, entry;   /* run-time: the slot, what it held */
+  size_t module;          /* index in process.mods of the module holding the slot */
+} plt_redirect;
+
 typedef struct process {
   pid_t pid;
   pid_t ppid;             /* the traced process it came from, 0 for the first */
@@ -89,6 +95,8 @@ typedef struct process {
   uint64_t *removed;      /* addresses of removed probes, sorted (their int3 may
                              still be reported by a thread that met it) */
   size_t nremoved;
+  plt_redirect *redirects; /* undone at detach */
+  size_t nredirects, capredirects;
   core_gdbjit gdbjit;     /* GDB's view of the copies (descriptor 0: none) */
   bool sigtrap_seen;      /* the program's own SIGTRAP came with this action set: */
   uint64_t sigtrap_action[4]; /* struct k_sigaction: handler, flags, restorer, mask */

@@ -584,7 +584,8 @@ SHLIB_ZERO_FOO = {k: 0 for k in SHLIB_FOO}
 
 def test_shlib(ctx, mode):
     """A program linking libfoo.so and dlopen'ing libbar.so twice (calls in
-    both directions between modules).  Modes:
+    both directions between modules; by default at least one PLT slot is
+    pointed straight at a copy, --stats plt_redirected).  Modes:
       default      main + both libraries (outside system directories) exact;
                    nothing of /lib, /usr/lib counted
       include      --include 'libfoo*' --include 'libbar*': the same counts
@@ -611,9 +612,13 @@ def test_shlib(ctx, mode):
         exp_foo = dict(SHLIB_ZERO_FOO, foo_mul=100)
     nat = rt.run_proc([exe, bar])
     outdir = os.path.join(ctx.scratch(name), 'out')
-    cmd = [ctx.lp, 'run', '-c', 'calls'] + opts + ['-o', outdir, '--', exe, bar]
+    cmd = [ctx.lp, 'run', '-c', 'calls', '--stats'] + opts + ['-o', outdir, '--', exe, bar]
     lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
     probs = same_as_native(nat, lp)
+    redirected = re.search(rb'plt_redirected=(\d+)', lp[2])
+    if mode == 'default' and (not redirected or int(redirected.group(1)) < 1):
+        probs.append('no PLT slot was pointed at a copy (--stats: %s): calls from main to libfoo '
+                     'do not go straight to the copies' % (redirected and redirected.group(0)))
     calls = load_calls_safe(outdir, probs)
     if calls is not None:
         for mod, exp in ((exe, SHLIB_MAIN), (foo, exp_foo), (bar, exp_bar)):
@@ -1047,6 +1052,82 @@ def test_attach_stack(ctx):
     return [(name, probs[:6])]
 
 
+def map_base(pid, path):
+    """Start of PATH's mapping at file offset 0 in process PID."""
+    real = os.path.realpath(path)
+    for line in open('/proc/%d/maps' % pid):
+        f = line.split()
+        if len(f) >= 6 and f[2] == '00000000' and os.path.realpath(f[5]) == real:
+            return int(f[0].split('-')[0], 16)
+    return None
+
+
+def plt_slot_of(binary, symbol):
+    """Link-time address of BINARY's JUMP_SLOT slot for SYMBOL."""
+    out = subprocess.run(['readelf', '-rW', binary], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 5 and 'JUMP_SLO' in f[2] and f[4].split('@')[0] == symbol:
+            return int(f[0], 16)
+    return None
+
+
+def test_attach_plt(ctx):
+    """lazyprobe attach --duration 1 to a loop calling libfoo's foo_add
+    through the PLT (tests/real/plt_loop.c): the slot is pointed at the
+    copy (--stats plt_redirected >= 1, foo_add counted) and, after the
+    detach, holds foo_add's own address again (read from /proc/PID/mem);
+    the program then ends as natively."""
+    name = 'attach/plt'
+    b, err = build_shlib(ctx)
+    if err:
+        return [(name, [err])]
+    d = os.path.dirname(b['foo'])
+    binary, err = build(ctx, 'plt_loop', ['plt_loop.c', b['foo']], ['-O2', '-Wall', '-Wl,-rpath,' + d])
+    if err:
+        return [(name, [err])]
+    slot_link = plt_slot_of(binary, 'foo_add')
+    foo_sym = ctx.syms(b['foo']).get('foo_add')
+    if slot_link is None or foo_sym is None:
+        return [(name, ['no PLT slot or symbol for foo_add (slot %s, symbol %s)' % (slot_link, foo_sym)])]
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    target = subprocess.Popen([binary], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, start_new_session=True)
+    reader = LineReader(target.stdout)
+    cmd = [ctx.lp, 'attach', '--stats', '-c', 'calls', '--duration', '1', '-o', outdir, str(target.pid)]
+    probs = []
+    try:
+        if not reader.wait_for(rb'^ready$', 30):
+            return [(name, ['the target printed no "ready"'])]
+        lp = rt.run_proc(cmd, timeout=60)
+        if lp[0] != 0:
+            probs.append('lazyprobe attach: status %s: %s' % (lp[0], rt.short(lp[2])))
+        redirected = re.search(rb'plt_redirected=(\d+)', lp[2])
+        if not redirected or int(redirected.group(1)) < 1:
+            probs.append('the slot was not pointed at the copy (--stats: %s)' %
+                         (redirected and redirected.group(0)))
+        exe_base, foo_base = map_base(target.pid, binary), map_base(target.pid, b['foo'])
+        with open('/proc/%d/mem' % target.pid, 'rb') as mem:
+            mem.seek(exe_base + slot_link)
+            held = int.from_bytes(mem.read(8), 'little')
+        if held != foo_base + foo_sym:
+            probs.append('after the detach the slot holds 0x%x, not foo_add 0x%x' % (held, foo_base + foo_sym))
+        calls = load_calls_safe(outdir, probs)
+        if calls is not None and not module_counts(calls, b['foo'], ctx.syms(b['foo']), ['foo_add'])['foo_add']:
+            probs.append('foo_add not counted while attached')
+        os.kill(target.pid, signal.SIGUSR1)
+        target.wait(timeout=60)
+        if reader.text() != b'ready\ndone\n' or target.returncode != 0:
+            probs.append('target printed %r, status %s' % (reader.text(), target.returncode))
+    finally:
+        if target.poll() is None:
+            rt.kill_group(target)
+            target.wait()
+    if probs:
+        probs[0] += repro(['%s &' % binary, ';'] + cmd)
+    return [(name, probs[:6])]
+
+
 # ----------------------------------------------------- 6. machine details ---
 
 ENDBR_PROGRAMS = ['fib', 'funcptr', 'jumptable', 'tailcall', 'tiny', 'qsort_cb']
@@ -1265,6 +1346,7 @@ def jobs(ctx):
     for how in ('duration', 'sigint'):
         j.append(('attach/' + how, lambda h=how: test_attach(ctx, h)))
     j.append(('attach/stack', lambda: test_attach_stack(ctx)))
+    j.append(('attach/plt', lambda: test_attach_plt(ctx)))
     # 6. machine details
     for pn in ENDBR_PROGRAMS:
         j.append(('machine/endbr64/' + pn, lambda pn=pn: test_endbr(ctx, pn)))
