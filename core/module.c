@@ -1,7 +1,8 @@
 /* module.c — opening an ELF module (validation, executable segments) and
  * discovering its functions: .symtab and .dynsym function symbols merged with
  * the .eh_frame FDEs (eh_frame.c), PLT stubs and non-code left out, one entry
- * per address with a size and the room up to the next function. */
+ * per address with a size and the room up to the next function; and the
+ * GOT slots of its PLT stubs (.rela.plt JUMP_SLOTs) by symbol name. */
 #include "module.h"
 
 #include <errno.h>
