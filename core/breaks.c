@@ -291,9 +291,8 @@ static bool removed_probe(const process *p, uint64_t addr) {
 /* The original call frame information of FN, at run-time addresses; false
  * when the module has none for it. */
 static bool find_cfi(const pmodule *m, const core_function *fn, reloc_cfi *out) {
-  const core_eh_frame *eh = core_module_eh_frame(m->file->module);
   core_cfi cc;
-  if (!eh || core_eh_frame_find(eh, fn->addr, &cc) != LP_OK) return false;
+  if (core_module_cfi(m->file->module, fn->addr, &cc) != LP_OK) return false;
   const core_image *im = &m->file->image;
   bool lsda = cc.lsda && cc.lsda >= im->base && cc.lsda < im->base + im->size;
   *out = (reloc_cfi){.pc_begin = cc.pc_begin + m->bias,

@@ -245,6 +245,7 @@ lp_status core_eh_frame_fdes(const core_eh_frame *frame, core_fde **out, size_t 
         }
         fdes[n].pc_begin = begin;
         fdes[n].pc_range = range;
+        fdes[n].offset = off;
         n++;
       }
     }
@@ -292,6 +293,22 @@ static lp_status read_cfi(const core_eh_frame *frame, size_t off, size_t body, s
   out->fde_program = frame->data + program;
   out->fde_program_size = next - program;
   return LP_OK;
+}
+
+lp_status core_eh_frame_cfi(const core_eh_frame *frame, size_t offset, core_cfi *out) {
+  cursor c = {frame, offset, frame->size, 0};
+  uint64_t length = read_le(&c, 4);
+  unsigned id_size = 4;
+  if (length == 0xffffffffu) {
+    length = read_le(&c, 8);
+    id_size = 8;
+  }
+  if (c.bad || length == 0 || length > c.end - c.pos) return lp_fail(".eh_frame: no FDE at offset 0x%zx", offset);
+  size_t next = c.pos + (size_t)length, id_pos = c.pos;
+  c.end = next;
+  uint64_t id = read_le(&c, id_size);
+  if (c.bad || id == 0 || id > id_pos) return lp_fail(".eh_frame: no FDE at offset 0x%zx", offset);
+  return read_cfi(frame, offset, c.pos, next, id_pos - (size_t)id, out);
 }
 
 lp_status core_eh_frame_find(const core_eh_frame *frame, uint64_t pc, core_cfi *out) {

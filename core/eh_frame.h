@@ -13,6 +13,7 @@
 typedef struct core_fde {
   uint64_t pc_begin; /* link-time address of the code the FDE covers */
   uint64_t pc_range; /* its length in bytes */
+  size_t offset;     /* of the FDE (its length field) in the section */
 } core_fde;
 
 /* Where the bytes of .eh_frame sit and the bases its pointer encodings may use. */
@@ -49,8 +50,14 @@ typedef struct core_cfi {
   uint64_t lsda;             /* the LSDA (.gcc_except_table), 0 without */
 } core_cfi;
 
+/* The call frame information of the FDE at OFFSET (core_fde.offset).
+ * Fails with a message when there is no FDE there or its CIE uses an
+ * augmentation or an encoding this reader cannot resolve. */
+lp_status core_eh_frame_cfi(const core_eh_frame *frame, size_t offset, core_cfi *out);
+
 /* The call frame information of the FDE whose range holds PC (link-time).
- * Walks the section from its start: cost grows with the number of FDEs.
+ * Walks the section from its start: cost grows with the number of FDEs
+ * (core_module_cfi looks it up in the FDEs found at discovery instead).
  * Fails with a message when no FDE covers PC or its CIE uses an augmentation
  * or an encoding this reader cannot resolve. */
 lp_status core_eh_frame_find(const core_eh_frame *frame, uint64_t pc, core_cfi *out);

@@ -32,6 +32,8 @@ typedef struct module_internal {
   char *names;        /* every core_function.name, back to back */
   uint64_t *max_end;  /* max_end[i] = max(addr + size) over functions[0..i] */
   core_eh_frame frame; /* its .eh_frame (data NULL when none) */
+  core_fde *fdes;      /* its FDEs in code, sorted by pc_begin */
+  size_t nfdes;
 } module_internal;
 
 /* One piece of evidence that a function starts at addr. */
@@ -218,13 +220,18 @@ static lp_status add_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const 
   return LP_OK;
 }
 
-/* Adds one candidate per FDE that starts in code. Malformed .eh_frame data
- * loses only the FDEs after the damage: symbols may still cover them. */
-static lp_status add_fdes(const core_eh_frame *frame, const code_range *ranges, size_t nranges,
-                          candidates *out) {
+static int cmp_fde(const void *a, const void *b) {
+  const core_fde *x = a, *y = b;
+  return (x->pc_begin > y->pc_begin) - (x->pc_begin < y->pc_begin);
+}
+
+/* Adds one candidate per FDE that starts in code and keeps those FDEs, sorted,
+ * in IN (core_module_cfi).  Malformed .eh_frame data loses only the FDEs after
+ * the damage: symbols may still cover them. */
+static lp_status add_fdes(module_internal *in, const code_range *ranges, size_t nranges, candidates *out) {
   core_fde *fdes;
-  size_t n;
-  (void)core_eh_frame_fdes(frame, &fdes, &n); /* partial results are still right */
+  size_t n, kept = 0;
+  (void)core_eh_frame_fdes(&in->frame, &fdes, &n); /* partial results are still right */
   for (size_t i = 0; i < n; i++) {
     const code_range *r = range_at(ranges, nranges, fdes[i].pc_begin);
     if (!r || r->is_plt) continue;
@@ -233,8 +240,11 @@ static lp_status add_fdes(const core_eh_frame *frame, const code_range *ranges, 
       free(fdes);
       return lp_fail("out of memory");
     }
+    fdes[kept++] = fdes[i];
   }
-  free(fdes);
+  qsort(fdes, kept, sizeof *fdes, cmp_fde);
+  in->fdes = fdes;
+  in->nfdes = kept;
   return LP_OK;
 }
 
@@ -461,7 +471,7 @@ static lp_status load(core_module *m, Elf *elf) {
     if (sh.sh_type == SHT_RELA && name && !strcmp(name, ".rela.plt")) st = add_plt_slots(m, elf, scn, &sh);
   }
   in->frame = frame;
-  if (st == LP_OK && frame.data) st = add_fdes(&frame, ranges, nranges, &cands);
+  if (st == LP_OK && frame.data) st = add_fdes(in, ranges, nranges, &cands);
   if (st == LP_OK) st = build_functions(m, &cands, ranges, nranges); /* copies the names */
   free(cands.v);
   free(ranges);
@@ -518,6 +528,7 @@ void core_module_close(core_module *m) {
     if (in->image) munmap(in->image, in->image_size);
     free(in->names);
     free(in->max_end);
+    free(in->fdes);
     free(in);
   }
   free(m->functions);
@@ -559,4 +570,17 @@ const core_function *core_module_function_at(const core_module *m, uint64_t addr
 const core_eh_frame *core_module_eh_frame(const core_module *module) {
   const module_internal *in = module->internal;
   return in->frame.data ? &in->frame : NULL;
+}
+
+lp_status core_module_cfi(const core_module *module, uint64_t addr, struct core_cfi *out) {
+  const module_internal *in = module->internal;
+  size_t lo = 0, hi = in->nfdes;
+  while (lo < hi) { /* the first FDE starting above addr */
+    size_t mid = (lo + hi) / 2;
+    if (in->fdes[mid].pc_begin <= addr) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0 || addr - in->fdes[lo - 1].pc_begin >= in->fdes[lo - 1].pc_range)
+    return lp_fail("no FDE covers 0x%llx", (unsigned long long)addr);
+  return core_eh_frame_cfi(&in->frame, in->fdes[lo - 1].offset, out);
 }

@@ -79,4 +79,9 @@ const core_function *core_module_function_at(const core_module *module, uint64_t
 struct core_eh_frame;
 const struct core_eh_frame *core_module_eh_frame(const core_module *module);
 
+/* The call frame information of the FDE covering link-time ADDR, found among
+ * the FDEs read at discovery (core_eh_frame_cfi); fails when none does. */
+struct core_cfi;
+lp_status core_module_cfi(const core_module *module, uint64_t addr, struct core_cfi *out);
+
 #endif

@@ -670,13 +670,23 @@ static void test_eh_frame_parser(void) {
   size_t n = 0;
   lp_status st = core_eh_frame_fdes(&frame, &fdes, &n);
   CHECK(st == LP_OK, "eh_frame parser: %s", lp_error());
-  static const core_fde want[] = {{0x1100, 0x40}, {0x401136, 0x22}, {0x9000 - 0x100, 0x10},
-                                  {0x3000, 0x8}};
+  const core_fde want[] = {{0x1100, 0x40, f1}, {0x401136, 0x22, f2}, {0x9000 - 0x100, 0x10, f3},
+                           {0x3000, 0x8, f4}};
   CHECK(n == 4, "eh_frame parser: %zu FDEs, expected 4", n);
-  for (size_t i = 0; i < n && i < 4; i++)
-    CHECK(fdes[i].pc_begin == want[i].pc_begin && fdes[i].pc_range == want[i].pc_range,
-          "eh_frame parser: FDE %zu is 0x%" PRIx64 "+0x%" PRIx64, i, fdes[i].pc_begin,
-          fdes[i].pc_range);
+  for (size_t i = 0; i < n && i < 4; i++) {
+    CHECK(fdes[i].pc_begin == want[i].pc_begin && fdes[i].pc_range == want[i].pc_range &&
+              fdes[i].offset == want[i].offset,
+          "eh_frame parser: FDE %zu is 0x%" PRIx64 "+0x%" PRIx64 " at offset %zu (expected %zu)", i,
+          fdes[i].pc_begin, fdes[i].pc_range, fdes[i].offset, want[i].offset);
+    core_cfi cfi; /* read again from its offset: the same FDE, as the walk finds it */
+    core_cfi walked;
+    CHECK(core_eh_frame_cfi(&frame, want[i].offset, &cfi) == LP_OK && cfi.pc_begin == want[i].pc_begin &&
+              cfi.pc_range == want[i].pc_range,
+          "core_eh_frame_cfi at offset %zu: %s", want[i].offset, lp_error());
+    CHECK(core_eh_frame_find(&frame, want[i].pc_begin, &walked) == LP_OK && walked.fde_offset == cfi.fde_offset,
+          "core_eh_frame_find(0x%" PRIx64 ") and core_eh_frame_cfi disagree", want[i].pc_begin);
+  }
+  CHECK(core_eh_frame_cfi(&frame, c1, &(core_cfi){0}) == LP_ERR, "core_eh_frame_cfi read a CIE as an FDE");
   free(fdes);
 
   /* Damage: an entry running past the end keeps what came before it. */
