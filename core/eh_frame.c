@@ -1,8 +1,9 @@
 /* eh_frame.c — a small .eh_frame reader: walks CIEs and FDEs (32- and 64-bit
  * lengths, "z" augmentations, the DW_EH_PE pointer encodings) and returns the
- * [pc_begin, pc_begin + pc_range) of every FDE (discovery), or one FDE's call
- * frame information as its CIE and FDE state it (core_eh_frame_find: the
- * factors, the two CFA programs, personality and LSDA pointers).  Call frame
+ * [pc_begin, pc_begin + pc_range) and offset of every FDE (discovery), or one
+ * FDE's call frame information as its CIE and FDE state it (core_eh_frame_cfi
+ * at a known offset, core_eh_frame_find by address: the factors, the two CFA
+ * programs, personality and LSDA pointers).  Call frame
  * instructions are not interpreted here. */
 #include "eh_frame.h"
 
