@@ -92,7 +92,6 @@ static lp_status leave_native(core_session *s, process *p, pmodule *m, long i, c
 }
 
 typedef struct link_ctx {
-  core_session *s;
   process *p;
 } link_ctx;
 
@@ -384,7 +383,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
       .code_base = image->base + m->bias,
       .code_size = image->size,
   };
-  link_ctx links = {s, p};
+  link_ctx links = {p};
   reloc_probes probes = probes_for(s, &links);
   reloc_plan *plan;
   reloc_info info;
