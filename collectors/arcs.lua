@@ -7,7 +7,7 @@ local fdata = require("fdata")
 local arcs = {
   name = "arcs",
   outputs = "BOLT profile arcs.fdata (+ arcs.<module>.fdata per shared library)",
-  probes = { entry = true, arcs = true, calls = true },
+  probes = { entry = true, arcs = true }, -- call counts: the counts of the blocks the calls end
 }
 
 function arcs.report(run)

@@ -346,6 +346,37 @@ static const char *callee_name(const shm_counters *c, const shm_module *m, uint6
   return lo < m->nfunctions && fns[lo].addr == addr ? shm_string(c, fns[lo].name) : NULL;
 }
 
+static const shm_block *sort_blocks; /* qsort has no context argument */
+
+static int by_block_addr(const void *a, const void *b) {
+  uint64_t x = sort_blocks[*(const uint32_t *)a].addr, y = sort_blocks[*(const uint32_t *)b].addr;
+  return (x > y) - (x < y);
+}
+
+/* The indices of the NB blocks in address order (malloc'd; NULL when out of memory). */
+static uint32_t *blocks_by_address(const shm_block *blocks, uint32_t nb) {
+  uint32_t *v = malloc((nb ? nb : 1) * sizeof *v);
+  if (!v) return NULL;
+  for (uint32_t b = 0; b < nb; b++) v[b] = b;
+  sort_blocks = blocks;
+  qsort(v, nb, sizeof *v, by_block_addr);
+  return v;
+}
+
+/* The count BC of the block holding link-time address AT (0 when none does). */
+static uint64_t block_count_at(const shm_block *blocks, const uint32_t *by_addr, uint32_t nb, const uint64_t *bc,
+                               uint64_t at) {
+  uint32_t lo = 0, hi = nb;
+  while (lo < hi) { /* the first block starting above AT */
+    uint32_t mid = (lo + hi) / 2;
+    if (blocks[by_addr[mid]].addr <= at) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return 0;
+  const shm_block *b = &blocks[by_addr[lo - 1]];
+  return at - b->addr < b->size ? bc[by_addr[lo - 1]] : 0;
+}
+
 /* Sets blocks, edges and calls of the function table on top of the stack:
  * counts from the slots, edges and (without block probes) blocks derived by
  * flow conservation when arcs ran. */
@@ -419,7 +450,12 @@ static void set_graph(lua_State *L, const shm_counters *c, const shm_function *f
   }
   lua_setfield(L, -2, "edges");
 
-  if (f->first_call != SHM_NONE && probes & SHM_PROBE_CALLS) {
+  /* A call ends its block: without call probes, block counts (from block
+   * probes or solved from the arcs) are the calls' counts. */
+  bool call_counts = probes & SHM_PROBE_CALLS ||
+                     (have_blocks && (have_edges || probes & SHM_PROBE_BLOCKS_COUNT));
+  uint32_t *by_addr = call_counts && !(probes & SHM_PROBE_CALLS) ? blocks_by_address(blocks, nb) : NULL;
+  if (f->first_call != SHM_NONE && call_counts && (probes & SHM_PROBE_CALLS || by_addr)) {
     const shm_call *calls = shm_calls(c) + f->first_call;
     const shm_module *m = &shm_modules(c)[f->module];
     lua_createtable(L, (int)f->ncalls, 0);
@@ -434,12 +470,15 @@ static void set_graph(lua_State *L, const shm_counters *c, const shm_function *f
         lua_pushstring(L, callee);
         lua_setfield(L, -2, "callee");
       }
-      lua_pushinteger(L, (lua_Integer)shm_slot_value(c, calls[k].slot));
+      uint64_t n = by_addr ? block_count_at(blocks, by_addr, nb, bc, calls[k].site)
+                           : shm_slot_value(c, calls[k].slot);
+      lua_pushinteger(L, (lua_Integer)n);
       lua_setfield(L, -2, "count");
       lua_rawseti(L, -2, k + 1);
     }
     lua_setfield(L, -2, "calls");
   }
+  free(by_addr);
   free(bc);
   free(ec);
   free(leaky);

@@ -954,6 +954,7 @@ TEST_COLLECTORS = os.path.join(HERE, 'collectors')
 DUMP_BLOCKS = os.path.join(TEST_COLLECTORS, 'dump_blocks.lua')    # blocks="count"
 DUMP_BLOCKS_COVER = os.path.join(TEST_COLLECTORS, 'dump_cover.lua')  # blocks="cover"
 DUMP_ARCS = os.path.join(TEST_COLLECTORS, 'dump_arcs.lua')        # arcs=true, calls=true
+DUMP_ARCS_ONLY = os.path.join(TEST_COLLECTORS, 'dump_arcs_only.lua')  # arcs=true: call counts solved
 
 # Programs compared with callgrind block by block (blocks/) and checked for
 # flow conservation (arcs/).  Not here: sigalrm (its busy loop runs until a
@@ -1255,10 +1256,30 @@ def flow_problems(funcs, what, returns_twice=False):
     return probs
 
 
+def call_counts_problems(measured, derived, what):
+    """The call sites' counts of MEASURED (call probes) against DERIVED (the
+    counts of the blocks the calls end, from arcs or block counts)."""
+    probs = []
+    by_addr = {f['address']: f for f in derived}
+    for f in measured:
+        if f.get('state') not in ('relocated', 'trapped') or not f.get('calls') or f.get('flow_error'):
+            continue
+        g = by_addr.get(f['address'])
+        want = [(c['site'], c.get('count')) for c in f['calls']]
+        got = [(c['site'], c.get('count')) for c in (g or {}).get('calls') or []]
+        if want != got:
+            d = [(a, x, y) for (a, x), (_, y) in zip(want, got) if x != y][:1] or [(0, len(want), len(got))]
+            probs.append('%s: call at 0x%x counted %s, %s gives %s' % ((f['name'], d[0][0], d[0][1], what, d[0][2])))
+    return probs
+
+
 def test_arcs(ctx, prog_name, opt):
     """arcs/PROG/Ox-nopie-sym: with probes arcs=true, flow conservation at every
     block of every relocated function, and the block counts derived from the
-    arcs equal the blocks' own counts (blocks="count") of a second run."""
+    arcs equal the blocks' own counts (blocks="count") of a second run.  The
+    call sites' counts of the first run (call probes) equal those a run
+    without call probes gives from its arcs, and those the second run gives
+    from its block counts."""
     name = 'arcs/%s/%s-nopie-sym' % (prog_name, opt)
     prog = ctx.progs[prog_name]
     binary = corpus_variant_nopie(ctx, prog_name, opt)
@@ -1298,8 +1319,18 @@ def test_arcs(ctx, prog_name, opt):
             elif ab != cb:
                 d = [(a, x, y) for (a, x), (_, y) in zip(ab, cb) if x != y][0]
                 probs.append('%s block at 0x%x: %s from arcs, %s counted' % ((f['name'],) + d))
+    if prog_name not in ARCS_NONLOCAL:
+        only, st3, out3, _, repro3, err = lp_dump(ctx, DUMP_ARCS_ONLY, binary, prog.stdin,
+                                                  os.path.join(s, 'arcs-only'))
+        if err:
+            probs.append(err + repro3)
+        else:
+            if (st3, out3) != (st1, out1):
+                probs.append('the arcs-only run differs in status/stdout')
+            probs += call_counts_problems(fa, exe_functions(only, binary), 'solved from its arcs')
+            probs += call_counts_problems(fa, fc, 'its block counts')
     if probs:
-        probs[0] += repro[:-1] + '; and -c %s]' % DUMP_BLOCKS
+        probs[0] += repro[:-1] + '; and -c %s, -c %s]' % (DUMP_BLOCKS, DUMP_ARCS_ONLY)
     return [(name, probs[:8])]
 
 
