@@ -55,8 +55,8 @@ function pc.report(run)
         g.counted = g.counted + counted
         g.calls = g.calls + nc
         g.coverage_probes = g.coverage_probes + 1 + nb
-        g.arcs_probes = g.arcs_probes + 1 + counted + nc
-        g.arcs_probes_all_edges = g.arcs_probes_all_edges + 1 + ne + nc
+        g.arcs_probes = g.arcs_probes + 1 + counted -- arcs counts no call sites (their blocks' counts)
+        g.arcs_probes_all_edges = g.arcs_probes_all_edges + 1 + ne
       end
     end
   end

@@ -6,7 +6,7 @@
  *   probeplan PROGRAM [ADDRESSES]     (ADDRESSES: file of hex link-time entries to keep, one a line)
  *
  * One line per function: addr name nblocks nedges ncounted ncalls
- *   saved_cover (probes {entry, blocks=cover}) saved_arcs ({entry, arcs, calls})
+ *   saved_cover (probes {entry, blocks=cover}) saved_arcs ({entry, arcs}, as -c arcs)
  *   saved_count ({entry, blocks=count}, for comparison)  — or "addr name FAIL message".
  * Built by bench/collectors.py: gcc -O2 -Icore -Irelocate ... bench/probeplan.c build/liblazyprobe.a */
 #include <inttypes.h>
@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
   }
   reloc_probes cfg[3] = {
       {.entry = true, .blocks = RELOC_BLOCKS_COVER, .is_entry = is_entry},
-      {.entry = true, .arcs = true, .calls = true, .is_entry = is_entry},
+      {.entry = true, .arcs = true, .is_entry = is_entry},
       {.entry = true, .blocks = RELOC_BLOCKS_COUNT, .is_entry = is_entry},
   };
   for (size_t i = 0; i < m->nfunctions; i++) {
