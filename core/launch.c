@@ -65,6 +65,29 @@ static lp_status wait_stop(pid_t pid, int *status) {
   return LP_OK;
 }
 
+lp_status core_program_image(const char *path, char *image, size_t size) {
+  if (strlen(path) >= size) return lp_fail("%s: path too long", path);
+  strcpy(image, path);
+  for (int level = 0; level < 5; level++) {
+    char line[256];
+    int fd = open(image, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && level == 0) return lp_fail("%s: %s", image, strerror(errno));
+    if (fd < 0) return lp_fail("%s: its interpreter: %s: %s", path, image, strerror(errno));
+    ssize_t n = read(fd, line, sizeof line - 1);
+    close(fd);
+    if (n < 2 || line[0] != '#' || line[1] != '!') return LP_OK; /* not a script: the file itself */
+    if (level == 4) return lp_fail("%s: scripts nested too deep", path);
+    line[n] = '\0';
+    char *start = line + 2 + strspn(line + 2, " \t");
+    size_t len = strcspn(start, " \t\n");
+    if (!len) return lp_fail("%s: a \"#!\" line without an interpreter", image);
+    if (len >= size) return lp_fail("%s: interpreter path too long", image);
+    memmove(image, start, len);
+    image[len] = '\0';
+  }
+  return LP_OK;
+}
+
 lp_status core_launch(const char *path, char *const argv[], pid_t *pid_out, uint64_t *entry_out) {
   int go[2], err[2];
   if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)

@@ -3,6 +3,7 @@
 #ifndef CORE_LAUNCH_H
 #define CORE_LAUNCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -19,6 +20,11 @@
 /* Finds NAME as execvp would (PATH search when it has no slash) and checks
  * that it is an executable regular file.  *path is malloc'd. */
 lp_status core_resolve_program(const char *name, char **path);
+
+/* The ELF file the kernel runs for PATH: PATH itself, or, for a script, the
+ * interpreter its "#!" line names (that one may be a script too: up to 4
+ * levels, as the kernel).  Copied into IMAGE (SIZE bytes). */
+lp_status core_program_image(const char *path, char *image, size_t size);
 
 /* Forks, seizes (PTRACE_SEIZE with exit-kill) and executes PATH with ARGV,
  * then runs it to AT_ENTRY.  On success the process is stopped with its

@@ -299,8 +299,11 @@ lp_status core_session_start(const core_session_options *opt, core_session **out
     if (st != LP_OK) let_go_all(s);
   } else {
     module_file *f; /* a clear error before anything runs; kept for the set-up */
-    st = module_file_open(s, opt->program, &f);
-    if (st == LP_OK && f->module->nfunctions == 0) st = lp_fail("%s: no functions found", opt->program);
+    char image[PATH_MAX]; /* a script runs its interpreter: that is the image instrumented */
+    st = core_program_image(opt->program, image, sizeof image);
+    if (st == LP_OK && (st = module_file_open(s, image, &f)) != LP_OK && strcmp(image, opt->program))
+      lp_context("%s: its interpreter", opt->program);
+    if (st == LP_OK && f->module->nfunctions == 0) st = lp_fail("%s: no functions found", image);
     if (st == LP_OK) st = start_launched(s);
   }
   if (st != LP_OK) {

@@ -528,14 +528,16 @@ def test_bad_inputs(ctx):
     # a directory
     res += bad_input_check(ctx, 'bad_input/directory_as_program',
                            [lp, 'run', '-o', good_out, '--', s])
-    # non-ELF: an executable shell script that would leave a marker if run
-    sh = os.path.join(s, 'script.sh')
-    mk = os.path.join(s, 'marker-script')
-    with open(sh, 'w') as f:
-        f.write('#!/bin/sh\necho script ran\ntouch %s\n' % mk)
-    os.chmod(sh, 0o755)
-    res += bad_input_check(ctx, 'bad_input/non_elf_script',
-                           [lp, 'run', '-o', good_out, '--', sh], marker=mk)
+    # scripts whose interpreter is missing or not an ELF file: nothing runs
+    for tag, interp in (('script_missing_interpreter', os.path.join(s, 'no-such-interpreter')),
+                        ('script_interpreter_not_elf', '/etc/passwd')):
+        sh = os.path.join(s, tag + '.sh')
+        mk = os.path.join(s, 'marker-' + tag)
+        with open(sh, 'w') as f:
+            f.write('#!%s\necho script ran\ntouch %s\n' % (interp, mk))
+        os.chmod(sh, 0o755)
+        res += bad_input_check(ctx, 'bad_input/' + tag, [lp, 'run', '-o', good_out, '--', sh], marker=mk,
+                               want_text='its interpreter')
     # non-ELF: random bytes, executable
     junk = os.path.join(s, 'junk')
     with open(junk, 'wb') as f:
@@ -1915,6 +1917,35 @@ def fill(arg, inputs):
 DEBIAN_WITH_LIBC = ['ls', 'sort', 'grep', 'gzip', 'tar', 'python3', 'bash', 'xargs']
 
 
+def test_script(ctx):
+    """A shell script run as the program: its interpreter (/bin/sh) is the
+    image instrumented and the commands it runs are followed; output and
+    status as natively, a counters file for sh and one for each command."""
+    name = 'scripts/shell'
+    s = ctx.scratch(name)
+    script = os.path.join(s, 'script.sh')
+    with open(script, 'w') as f:
+        f.write('#!/bin/sh\necho "args: $*"\nseq 3 | sort -r\nexit 3\n')
+    os.chmod(script, 0o755)
+    outdir = os.path.join(s, 'out')
+    nat = run_proc([script, 'a', 'b'])
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', script, 'a', 'b']
+    lp = run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = []
+    if (lp[0], lp[1], non_lp_stderr(lp[2])) != (nat[0], nat[1], nat[2]):
+        probs.append('status/output differ: native %s %r, lazyprobe %s %r' % (nat[0], nat[1], lp[0], lp[1]))
+    try:
+        programs = sorted(os.path.basename(p.get('program') or '') for p in load_calls(outdir).get('processes') or [])
+    except (OSError, ValueError) as e:
+        programs = []
+        probs.append('calls.json: %s' % e)
+    if 'dash' not in programs and 'sh' not in programs or 'seq' not in programs or 'sort' not in programs:
+        probs.append('processes in calls.json: %s (expected sh/dash, seq, sort)' % programs)
+    if probs:
+        probs[0] += '  [repro: %s]' % ' '.join(cmd)
+    return [(name, probs)]
+
+
 def test_debian(ctx, name, argv, stdin, libc=False):
     """Output and status as natively under -c coverage,calls,arcs; with LIBC,
     libc.so.6 is instrumented too and at least 50 of its functions must have
@@ -2116,6 +2147,7 @@ def main():
             jobs.append(('outputs/bolt/%s' % pn, lambda pn=pn: test_out_bolt(ctx, pn)))
             jobs.append(('outputs/together/%s' % pn, lambda pn=pn: test_out_together(ctx, pn)))
         make_debian_inputs(ctx)
+        jobs.append(('scripts/shell', lambda: test_script(ctx)))
         for name, argv, stdin in DEBIAN_COMMANDS:
             jobs.append(('debian/' + name, lambda n=name, a=argv, i=stdin: test_debian(ctx, n, a, i)))
             if name in DEBIAN_WITH_LIBC:
