@@ -1,4 +1,5 @@
-/* launch.c — fork, PTRACE_SEIZE, exec, and a temporary break at AT_ENTRY. */
+/* launch.c — program lookup (a script: its #! interpreter), fork, PTRACE_SEIZE, exec, and a
+ * temporary break at AT_ENTRY. */
 #include "launch.h"
 
 #include <elf.h>
