@@ -265,11 +265,11 @@ lp_status breaks_sweep(core_session *s, process *p) {
     qsort(done, n, sizeof *done, by_address);
     uint64_t *grown = realloc(p->removed, (p->nremoved + n) * sizeof *grown);
     if (!grown) st = lp_fail("out of memory");
-    if (st == LP_OK) {
+    if (st == LP_OK) { /* merged in, from the top, before the int3s can trap */
       p->removed = grown;
-      memcpy(p->removed + p->nremoved, done, n * sizeof *done); /* before the int3s can trap */
+      size_t i = p->nremoved, j = n, k = p->nremoved + n;
+      while (j > 0) p->removed[--k] = i > 0 && p->removed[i - 1] > done[j - 1] ? p->removed[--i] : done[--j];
       p->nremoved += n;
-      qsort(p->removed, p->nremoved, sizeof *p->removed, by_address);
       st = write_probes(p, done, n, int3, 0, 1);
     }
     if (st == LP_OK) st = write_probes(p, done, n, nop7, 1, RELOC_COVER_PROBE_SIZE);

@@ -245,10 +245,15 @@ static lp_status put_program(dw_buf *o, const interp *in, const reloc_plan *plan
   frame_state cur = in->init;
   uint64_t at = 0; /* offset the program has reached */
   uint64_t lo = in->cfi->pc_begin, hi = lo + in->cfi->pc_range;
+  const frame_state *last = NULL; /* the row cur was last compared with, and its sp_below */
+  uint32_t last_below = 0;
   for (size_t k = 0; k < norigins; k++) {
     uint64_t orig = origins[k].orig;
     if (orig == RELOC_ORIGIN_DATA || orig < lo || orig > hi) continue; /* keeps the state before */
     const frame_state *s = state_at(in, orig);
+    if (s == last && origins[k].sp_below == last_below) continue; /* the same state again */
+    last = s;
+    last_below = origins[k].sp_below;
     frame_state below;
     if (origins[k].sp_below && !s->cfa_expr && s->cfa_reg == DWARF_RSP) { /* a probe's flags save */
       below = *s;
