@@ -131,18 +131,33 @@ typedef struct cie_info {
   size_t program, program_end; /* the initial instructions: [program, program_end) */
 } cie_info;
 
+/* Opens the CIE or FDE whose length field is at OFF: C then covers its body
+ * (C->end is its end) past the CIE id or CIE pointer, which *ID holds, read
+ * at *ID_POS.  Returns NULL, or what is wrong: "" for the zero terminator. */
+static const char *open_entry(const core_eh_frame *frame, size_t off, cursor *c, uint64_t *id, size_t *id_pos) {
+  *c = (cursor){frame, off, frame->size, 0};
+  uint64_t length = read_le(c, 4);
+  unsigned id_size = 4;
+  if (c->bad) return "truncated length";
+  if (length == 0) return "";
+  if (length == 0xffffffffu) {
+    length = read_le(c, 8);
+    id_size = 8;
+    if (c->bad) return "truncated 64-bit length";
+  }
+  if (length > c->end - c->pos) return "entry runs past the section end";
+  c->end = c->pos + (size_t)length;
+  *id_pos = c->pos;
+  *id = read_le(c, id_size);
+  return c->bad ? "truncated CIE pointer" : NULL;
+}
+
 /* Parses the CIE whose length field is at OFF. Returns 0 on success. */
 static int parse_cie(const core_eh_frame *frame, size_t off, cie_info *info) {
-  cursor c = {frame, off, frame->size, 0};
-  uint64_t length = read_le(&c, 4);
-  unsigned id_size = 4;
-  if (length == 0xffffffffu) {
-    length = read_le(&c, 8);
-    id_size = 8;
-  }
-  if (c.bad || length == 0 || length > c.end - c.pos) return -1;
-  c.end = c.pos + (size_t)length;
-  if (read_le(&c, id_size) != 0) return -1; /* not a CIE (CIE_id is 0 in .eh_frame) */
+  cursor c;
+  uint64_t id;
+  size_t id_pos;
+  if (open_entry(frame, off, &c, &id, &id_pos) || id != 0) return -1; /* CIE_id is 0 in .eh_frame */
   uint8_t version = (uint8_t)read_le(&c, 1);
   if (c.bad || (version != 1 && version != 3 && version != 4)) return -1;
   const char *aug = (const char *)frame->data + c.pos;
@@ -210,22 +225,14 @@ lp_status core_eh_frame_fdes(const core_eh_frame *frame, core_fde **out, size_t 
   cie_info cie = {0};
 
   while (off < frame->size) {
-    cursor c = {frame, off, frame->size, 0};
-    uint64_t length = read_le(&c, 4);
-    unsigned id_size = 4;
-    if (c.bad) { problem = "truncated length"; break; }
-    if (length == 0) break; /* zero terminator */
-    if (length == 0xffffffffu) {
-      length = read_le(&c, 8);
-      id_size = 8;
-      if (c.bad) { problem = "truncated 64-bit length"; break; }
+    cursor c;
+    uint64_t id;
+    size_t id_pos;
+    if ((problem = open_entry(frame, off, &c, &id, &id_pos))) {
+      if (!*problem) problem = NULL; /* the zero terminator */
+      break;
     }
-    if (length > c.end - c.pos) { problem = "entry runs past the section end"; break; }
-    size_t next = c.pos + (size_t)length;
-    c.end = next;
-    size_t id_pos = c.pos;
-    uint64_t id = read_le(&c, id_size);
-    if (c.bad) { problem = "truncated CIE pointer"; break; }
+    size_t next = c.end;
     if (id != 0) { /* an FDE: id is the distance back to its CIE */
       if (id > id_pos) { problem = "CIE pointer out of the section"; break; }
       size_t cie_off = id_pos - (size_t)id;
@@ -297,19 +304,12 @@ static lp_status read_cfi(const core_eh_frame *frame, size_t off, size_t body, s
 }
 
 lp_status core_eh_frame_cfi(const core_eh_frame *frame, size_t offset, core_cfi *out) {
-  cursor c = {frame, offset, frame->size, 0};
-  uint64_t length = read_le(&c, 4);
-  unsigned id_size = 4;
-  if (length == 0xffffffffu) {
-    length = read_le(&c, 8);
-    id_size = 8;
-  }
-  if (c.bad || length == 0 || length > c.end - c.pos) return lp_fail(".eh_frame: no FDE at offset 0x%zx", offset);
-  size_t next = c.pos + (size_t)length, id_pos = c.pos;
-  c.end = next;
-  uint64_t id = read_le(&c, id_size);
-  if (c.bad || id == 0 || id > id_pos) return lp_fail(".eh_frame: no FDE at offset 0x%zx", offset);
-  return read_cfi(frame, offset, c.pos, next, id_pos - (size_t)id, out);
+  cursor c;
+  uint64_t id;
+  size_t id_pos;
+  if (open_entry(frame, offset, &c, &id, &id_pos) || id == 0 || id > id_pos)
+    return lp_fail(".eh_frame: no FDE at offset 0x%zx", offset);
+  return read_cfi(frame, offset, c.pos, c.end, id_pos - (size_t)id, out);
 }
 
 lp_status core_eh_frame_find(const core_eh_frame *frame, uint64_t pc, core_cfi *out) {
@@ -317,19 +317,12 @@ lp_status core_eh_frame_find(const core_eh_frame *frame, uint64_t pc, core_cfi *
   size_t cached_cie = (size_t)-1;
   cie_info cie = {0};
   while (off < frame->size) {
-    cursor c = {frame, off, frame->size, 0};
-    uint64_t length = read_le(&c, 4);
-    unsigned id_size = 4;
-    if (length == 0xffffffffu) {
-      length = read_le(&c, 8);
-      id_size = 8;
-    }
-    if (c.bad || length == 0 || length > c.end - c.pos) break;
-    size_t next = c.pos + (size_t)length;
-    c.end = next;
-    size_t id_pos = c.pos;
-    uint64_t id = read_le(&c, id_size);
-    if (!c.bad && id != 0 && id <= id_pos) {
+    cursor c;
+    uint64_t id;
+    size_t id_pos;
+    if (open_entry(frame, off, &c, &id, &id_pos)) break;
+    size_t next = c.end;
+    if (id != 0 && id <= id_pos) {
       size_t cie_off = id_pos - (size_t)id;
       if (cie_off != cached_cie && parse_cie(frame, cie_off, &cie) != 0)
         return lp_fail(".eh_frame: bad CIE at offset 0x%zx", cie_off);

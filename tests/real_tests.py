@@ -898,6 +898,17 @@ def read_progress(path):
         return 0
 
 
+def wait_attach(lpp, probs):
+    """Waits up to 60 s for the `lazyprobe attach` LPP (killed after that,
+    with a problem added to PROBS); returns its (stdout, stderr)."""
+    try:
+        return lpp.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        rt.kill_group(lpp)
+        probs.append('lazyprobe attach did not end within 60 s')
+        return lpp.communicate()
+
+
 def test_attach(ctx, how):
     """lazyprobe attach to a running program (3 threads, ~3 s) for about a
     second, ended by --duration 1 (duration) or by SIGINT to lazyprobe
@@ -933,12 +944,7 @@ def test_attach(ctx, how):
         if how == 'sigint':
             time.sleep(1.0)
             lpp.send_signal(signal.SIGINT)
-        try:
-            lout, lerr = lpp.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            rt.kill_group(lpp)
-            lout, lerr = lpp.communicate()
-            probs.append('lazyprobe attach did not end within 60 s')
+        lout, lerr = wait_attach(lpp, probs)
         p1 = read_progress(lprog)
         st = proc_state(target.pid)
         if st in ('T', 't'):
@@ -1010,12 +1016,7 @@ def test_attach_stack(ctx):
             time.sleep(0.05)
         time.sleep(0.5)
         os.kill(target.pid, signal.SIGUSR1)
-        try:
-            lout, lerr = lpp.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            rt.kill_group(lpp)
-            lout, lerr = lpp.communicate()
-            probs.append('lazyprobe attach did not end within 60 s')
+        lout, lerr = wait_attach(lpp, probs)
         if rt.status_of(lpp.returncode) != 0:
             probs.append('lazyprobe attach: status %d: %s' % (rt.status_of(lpp.returncode), rt.short(lerr)))
         target.wait(timeout=60)
