@@ -8,11 +8,18 @@
  * activations runs in the copies: their blocks, arcs and call sites count.
  * Their entries happened before the attach and are not counted.
  *
+ * Before that, GDB's JIT library (core/gdbjit.h) is loaded into the process
+ * with a remote dlopen, so that these copies and all later ones are described
+ * to gdb; not when a thread has a frame in the loader or in a function that
+ * takes the loader's or malloc's locks (dlopen would wait for that thread,
+ * which we keep stopped, for ever).
+ *
  * Left in the original: a thread in a system call (the kernel may restart
  * it by moving back from the instruction pointer), frames of signal
  * handlers' interrupted code (their PC is in a signal frame, not at a return
  * address slot) and frames the unwinder cannot reach. */
 #include <elfutils/libdwfl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/user.h>
@@ -34,8 +41,10 @@ typedef struct activation {
 
 typedef struct walk {
   process *p;
+  Dwfl *dwfl;
   pid_t tid;
   bool in_syscall;
+  bool loader_busy; /* a frame in the loader or in what takes its or malloc's locks */
   unsigned depth;
   activation *v;
   size_t n, cap;
@@ -76,11 +85,31 @@ static void add(walk *w, uint64_t addr, uint64_t slot) {
   w->v[w->n++] = (activation){w->tid, slot, m, i, {addr, slot != 0, 0}};
 }
 
+/* Functions that hold (or wait for) a lock dlopen takes: the loader's, malloc's. */
+static bool takes_loader_locks(const char *module, const char *fn) {
+  static const char *const prefixes[] = {"_dl_", "__dl", "dl_", "__libc_dl", "dlopen", "dlclose", "dlsym", "dlvsym",
+                                         "dlmopen", "dlinfo", "dladdr", "malloc", "__libc_malloc", "calloc",
+                                         "__libc_calloc", "realloc", "__libc_realloc", "free", "__libc_free",
+                                         "cfree", "_int_", "tcache", "sysmalloc", "arena_", "memalign",
+                                         "_mid_memalign", "posix_memalign", "aligned_alloc", "valloc", "pvalloc",
+                                         "__cxa_thread_atexit", "fork", "__libc_fork", "_Fork", "__run_fork",
+                                         NULL};
+  const char *base = strrchr(module, '/');
+  if (!strncmp(base ? base + 1 : module, "ld-linux", 8)) return true;
+  for (const char *const *p = prefixes; fn && *p; p++)
+    if (!strncmp(fn, *p, strlen(*p))) return true;
+  return false;
+}
+
 static int on_frame(Dwfl_Frame *state, void *arg) {
   walk *w = arg;
   Dwarf_Addr pc;
   bool activation;
   if (w->depth++ >= MAX_FRAMES || !dwfl_frame_pc(state, &pc, &activation)) return DWARF_CB_ABORT;
+  Dwfl_Module *mod = dwfl_addrmodule(w->dwfl, activation ? pc : pc - 1);
+  const char *module = mod ? dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL) : NULL;
+  if (!mod || takes_loader_locks(module ? module : "", dwfl_module_addrname(mod, activation ? pc : pc - 1)))
+    w->loader_busy = true; /* code of no module counts as busy too: we cannot tell */
   if (w->depth == 1) {
     if (!w->in_syscall) add(w, pc, 0);
     return DWARF_CB_OK;
@@ -104,6 +133,7 @@ static lp_status find_activations(core_session *s, process *p, walk *w) {
     dwfl_end(dwfl);
     return st;
   }
+  w->dwfl = dwfl;
   for (size_t t = 0; t < s->nthreads && !w->failed; t++) {
     if (s->threads[t].proc != p) continue;
     struct user_regs_struct regs;
@@ -126,6 +156,12 @@ static int by_function(const void *a, const void *b) {
 lp_status adopt_activations(core_session *s, process *p) {
   walk w = {.p = p};
   lp_status st = find_activations(s, p, &w);
+  /* GDB's JIT library first, so that the copies made here are described too */
+  if (st == LP_OK && w.loader_busy)
+    fprintf(stderr, "lazyprobe: process %d: gdb will not see the copies: a thread is in the loader or malloc\n",
+            (int)p->pid);
+  else if (st == LP_OK && process_load_gdbjit_attached(s, p, p->pid) != LP_OK)
+    fprintf(stderr, "lazyprobe: process %d: gdb will not see the copies: %s\n", (int)p->pid, lp_error());
   if (st == LP_OK) qsort(w.v, w.n, sizeof *w.v, by_function);
   for (size_t a = 0; st == LP_OK && a < w.n;) {
     size_t b = a;

@@ -276,6 +276,21 @@ static lp_status load_gdbjit(core_session *s, process *p, pid_t tid, const modul
   return LP_OK;
 }
 
+lp_status process_load_gdbjit_attached(core_session *s, process *p, pid_t tid) {
+  if (!p->libc) return lp_fail("libc is not there, or instrumented (dlopen would meet our breaks)");
+  static const char *const allocators[] = {"malloc", "calloc", "realloc", "free", NULL};
+  for (size_t k = 0; k < p->nmods; k++) /* the program's own malloc has our breaks too */
+    for (const char *const *a = allocators; *a; a++)
+      if (find_symbol(p->mods[k].file, *a))
+        return lp_fail("%s defines %s (dlopen would meet our breaks)", p->mods[k].file->module->path, *a);
+  uint8_t brk = INT3;
+  if (p->r_brk) LP_CHECK(core_mem_write(&p->target, p->r_brk, &p->r_brk_byte, 1)); /* dlopen calls it */
+  lp_status st = load_gdbjit(s, p, tid, p->libc, p->libc_bias);
+  if (p->r_brk && core_mem_write(&p->target, p->r_brk, &brk, 1) != LP_OK && st == LP_OK)
+    st = lp_fail("the loader's hook could not be armed again");
+  return st;
+}
+
 /* }=== */
 
 /* {=== modules ===*/
@@ -474,12 +489,15 @@ lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch
   uint64_t code = LATER_CODE + code_size(program->module);
   module_file *libc = NULL;
   uint64_t libc_bias = 0;
+  bool libc_selected = false;
   for (size_t j = 0; st == LP_OK && j < nlibs; j++) {
     char *path = library_path(p->pid, libs[j].path);
     module_file *unwinder;
     const char *base = path ? strrchr(path, '/') : NULL;
-    if (base && !strcmp(base, "/libc.so.6") && !s->opt.attach && module_file_open(s, path, &libc) == LP_OK)
+    if (base && !strcmp(base, "/libc.so.6") && module_file_open(s, path, &libc) == LP_OK) {
       libc_bias = libs[j].bias;
+      libc_selected = core_select_module(&s->opt.select, path, false);
+    }
     if (!path) st = lp_fail("out of memory");
     else if (core_select_module(&s->opt.select, path, false) && module_file_open(s, path, &files[j]) != LP_OK)
       fprintf(stderr, "lazyprobe: not instrumented: %s\n", lp_error());
@@ -505,7 +523,9 @@ lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch
   LP_CHECK(remote(s, p, tid, scratch, SYS_mmap, 0, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
                   (uint64_t)-1, 0, &page));
   p->scratch = (uint64_t)page;
-  if (libc && load_gdbjit(s, p, tid, libc, libc_bias) != LP_OK)
+  p->libc = libc_selected ? NULL : libc; /* dlopen must not meet our breaks in malloc */
+  p->libc_bias = libc_bias;
+  if (p->libc && !s->opt.attach && load_gdbjit(s, p, tid, p->libc, p->libc_bias) != LP_OK)
     fprintf(stderr, "lazyprobe: process %d: gdb will not see the copies: %s\n", (int)p->pid, lp_error());
   LP_CHECK(arm_modules(s, p, tid, p->scratch, 0));
   if (p->r_debug) LP_CHECK(hook_loader(p));

@@ -98,6 +98,8 @@ typedef struct process {
   plt_redirect *redirects; /* undone at detach */
   size_t nredirects, capredirects;
   core_gdbjit gdbjit;     /* GDB's view of the copies (descriptor 0: none) */
+  const module_file *libc; /* libc.so.6 when it is not instrumented (its dlopen usable) */
+  uint64_t libc_bias;
   bool sigtrap_seen;      /* the program's own SIGTRAP came with this action set: */
   uint64_t sigtrap_action[4]; /* struct k_sigaction: handler, flags, restorer, mask */
 } process;
@@ -136,6 +138,9 @@ pmodule *process_module_at(process *p, uint64_t addr, long *function);
 lp_status process_arm_unwinder(process *p);
 lp_status process_register_unwind(core_session *s, process *p, pid_t tid);
 lp_status process_keep_sigtrap_action(core_session *s, process *p, pid_t tid);
+/* Loads GDB's JIT library into P, set up after an attach, from thread TID;
+ * the caller has made sure that no thread is in the loader or in malloc. */
+lp_status process_load_gdbjit_attached(core_session *s, process *p, pid_t tid);
 
 /* breaks.c */
 /* A thread of the original that is to go on in a copy (breaks_instrument_running). */

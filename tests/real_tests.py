@@ -828,6 +828,110 @@ def test_gdb_core(ctx):
     return [(name, probs[:4])]
 
 
+def test_attach_loader_busy(ctx):
+    """lazyprobe attach --duration 1 while a thread of the target holds the
+    loader's lock (blocked in a dl_iterate_phdr callback,
+    tests/real/iterate_block.c): GDB's library must not be loaded (dlopen
+    would wait for that lock for ever, and lazyprobe with it); lazyprobe says
+    so, detaches, and the program ends as natively after SIGUSR1."""
+    name = 'attach/loader_busy'
+    binary, err = build(ctx, 'iterate_block', ['iterate_block.c'], ['-O2', '-Wall', '-pthread'])
+    if err:
+        return [(name, [err])]
+    target = subprocess.Popen([binary], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, start_new_session=True)
+    reader = LineReader(target.stdout)
+    cmd = [ctx.lp, 'attach', '-c', 'calls', '--duration', '1', '-o',
+           os.path.join(ctx.scratch(name), 'out'), str(target.pid)]
+    probs = []
+    try:
+        if not reader.wait_for(rb'^ready$', 30):
+            return [(name, ['the target printed no "ready"'])]
+        st, out, err, to = rt.run_proc(cmd, timeout=30)
+        if to:
+            probs.append('lazyprobe attach hung (killed after 30 s)')
+        elif st != 0:
+            probs.append('lazyprobe attach: status %s: %s' % (st, rt.short(err)))
+        if b'gdb will not see the copies: a thread is in the loader' not in err:
+            probs.append('lazyprobe did not say why gdb will not see the copies: %s' % rt.short(err))
+        os.kill(target.pid, signal.SIGUSR1)
+        target.wait(timeout=30)
+        if reader.text() != b'ready\ndone\n' or target.returncode != 0:
+            probs.append('target printed %r, status %s' % (reader.text(), target.returncode))
+    finally:
+        if target.poll() is None:
+            rt.kill_group(target)
+            target.wait()
+    if probs:
+        probs[0] += repro(['%s &' % binary, ';'] + cmd)
+    return [(name, probs[:4])]
+
+
+def test_attach_gdb_core(ctx):
+    """lazyprobe attach to tests/real/attach_abort.c looping in outer ->
+    middle -> inner; SIGUSR1 makes inner abort.  gdb's `bt` on the core shows
+    the chain inner, middle, outer, main as on a native core: the copies made
+    at the attach (main and outer moved into theirs) are described to gdb."""
+    name = 'attach/gdb_core'
+    if not shutil.which('gdb'):
+        return [(name, ['gdb is not installed (tools/setup.sh installs it)'])]
+    pattern = open('/proc/sys/kernel/core_pattern').read().strip()
+    if pattern.startswith('|') or '/' in pattern:
+        return [(name, [])]     # cores go elsewhere on this machine: nothing to test
+    binary, err = build(ctx, 'attach_abort', ['attach_abort.c'], ['-O2', '-g', '-Wall'])
+    if err:
+        return [(name, [err])]
+    scratch = ctx.scratch(name)
+    ours = ['inner', 'middle', 'outer', 'main']
+    probs, chains, cmd = [], {}, None
+    for what in ('native', 'lazyprobe'):
+        d = os.path.join(scratch, what)
+        os.makedirs(d)
+
+        def unlimited():
+            resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        target = subprocess.Popen([binary], cwd=d, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=unlimited)
+        reader, lpp = LineReader(target.stdout), None
+        try:
+            if not reader.wait_for(rb'^ready$', 30):
+                probs.append('%s: the target printed no "ready"' % what)
+                continue
+            if what == 'lazyprobe':
+                cmd = [ctx.lp, 'attach', '-c', 'calls', '-o', os.path.join(scratch, 'out'), str(target.pid)]
+                lpp = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       stdin=subprocess.DEVNULL, start_new_session=True)
+                deadline = time.time() + 30
+                while not all_counters_files(os.path.join(scratch, 'out')) and time.time() < deadline:
+                    time.sleep(0.05)
+                time.sleep(0.5)
+            os.kill(target.pid, signal.SIGUSR1)
+            target.wait(timeout=60)
+            if lpp:
+                lout, lerr = wait_attach(lpp, probs)
+                if b'gdb will not see' in lerr:
+                    probs.append('lazyprobe: %s' % rt.short(lerr))
+        finally:
+            for p in (target, lpp):
+                if p is not None and p.poll() is None:
+                    rt.kill_group(p)
+                    p.wait()
+        core = find_core(d)
+        if not core:
+            probs.append('%s run left no core file in %s' % (what, d))
+            continue
+        names, _ = gdb_frames(binary, core)
+        chains[what] = ([n for n in names if n in ours], names)
+    if 'native' in chains and chains['native'][0] != ours:
+        probs.append('native bt: %s (expected %s)' % (chains['native'][1], ours))
+    elif 'native' in chains and 'lazyprobe' in chains and chains['lazyprobe'][0] != chains['native'][0]:
+        probs.append('gdb bt on the core under lazyprobe attach: %s; native: %s' %
+                     (chains['lazyprobe'][1], chains['native'][1]))
+    if probs and cmd:
+        probs[0] += repro(['%s &' % binary, ';'] + cmd + ['; kill -USR1 PID; gdb -batch -ex bt', binary, 'core'])
+    return [(name, probs[:4])]
+
+
 def perf_share(data, comm, sym):
     """Percentage of COMM's cpu-clock samples whose symbol contains SYM."""
     r = subprocess.run(['perf', 'report', '-i', data, '--stdio', '--comm', comm, '--sort', 'sym'],
@@ -1348,6 +1452,8 @@ def jobs(ctx):
         j.append(('attach/' + how, lambda h=how: test_attach(ctx, h)))
     j.append(('attach/stack', lambda: test_attach_stack(ctx)))
     j.append(('attach/plt', lambda: test_attach_plt(ctx)))
+    j.append(('attach/gdb_core', lambda: test_attach_gdb_core(ctx)))
+    j.append(('attach/loader_busy', lambda: test_attach_loader_busy(ctx)))
     # 6. machine details
     for pn in ENDBR_PROGRAMS:
         j.append(('machine/endbr64/' + pn, lambda pn=pn: test_endbr(ctx, pn)))
