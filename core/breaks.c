@@ -229,17 +229,22 @@ static int by_address(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Writes BYTES[FROM, TO) of a RELOC_COVER_PROBE_SIZE-byte NOP over each probe
- * at ADDRS (sorted), one read and one write per run of probes within a page. */
-static lp_status write_probes(process *p, const uint64_t *addrs, size_t n, const uint8_t *bytes,
-                              size_t from, size_t to) {
+/* Replaces each probe at ADDRS (sorted) by a NOP of the same size, for a run
+ * of probes within a page at a time: one read, then three writes: an int3
+ * over each first byte, then the rest of each NOP, then its first byte. */
+static lp_status remove_probes(process *p, const uint64_t *addrs, size_t n) {
+  static const uint8_t nop7[RELOC_COVER_PROBE_SIZE] = {0x0f, 0x1f, 0x80, 0, 0, 0, 0}; /* nopl 0(%rax) */
   uint8_t window[PAGE + RELOC_COVER_PROBE_SIZE];
   for (size_t k = 0; k < n;) {
     size_t j = k;
     while (j < n && addrs[j] + RELOC_COVER_PROBE_SIZE - addrs[k] <= sizeof window) j++;
     uint64_t lo = addrs[k], hi = addrs[j - 1] + RELOC_COVER_PROBE_SIZE;
     LP_CHECK(core_mem_read(&p->target, lo, window, hi - lo));
-    for (size_t q = k; q < j; q++) memcpy(window + (addrs[q] - lo) + from, bytes + from, to - from);
+    for (size_t q = k; q < j; q++) window[addrs[q] - lo] = INT3;
+    LP_CHECK(core_mem_write(&p->target, lo, window, hi - lo));
+    for (size_t q = k; q < j; q++) memcpy(window + (addrs[q] - lo) + 1, nop7 + 1, sizeof nop7 - 1);
+    LP_CHECK(core_mem_write(&p->target, lo, window, hi - lo));
+    for (size_t q = k; q < j; q++) window[addrs[q] - lo] = nop7[0];
     LP_CHECK(core_mem_write(&p->target, lo, window, hi - lo));
     k = j;
   }
@@ -250,8 +255,6 @@ static lp_status write_probes(process *p, const uint64_t *addrs, size_t n, const
  * first byte, then the rest, then the first byte, so that no thread ever runs
  * a half-written instruction. */
 lp_status breaks_sweep(core_session *s, process *p) {
-  static const uint8_t nop7[RELOC_COVER_PROBE_SIZE] = {0x0f, 0x1f, 0x80, 0, 0, 0, 0}; /* nopl 0(%rax) */
-  static const uint8_t int3[RELOC_COVER_PROBE_SIZE] = {INT3};
   size_t n = 0, kept = 0;
   uint64_t *done = malloc((p->npending + 1) * sizeof *done);
   if (!done) return lp_fail("out of memory");
@@ -270,10 +273,8 @@ lp_status breaks_sweep(core_session *s, process *p) {
       size_t i = p->nremoved, j = n, k = p->nremoved + n;
       while (j > 0) p->removed[--k] = i > 0 && p->removed[i - 1] > done[j - 1] ? p->removed[--i] : done[--j];
       p->nremoved += n;
-      st = write_probes(p, done, n, int3, 0, 1);
+      st = remove_probes(p, done, n);
     }
-    if (st == LP_OK) st = write_probes(p, done, n, nop7, 1, RELOC_COVER_PROBE_SIZE);
-    if (st == LP_OK) st = write_probes(p, done, n, nop7, 0, 1);
     s->stats.cover_removed += n;
   }
   free(done);
@@ -324,7 +325,7 @@ static lp_status describe_copy(process *p, const core_function *fn, const reloc_
   if (cfi && reloc_unwind_build(plan, cfi, dest, &u) != LP_OK && cfi->lsda) return LP_ERR;
   gdb.eh = u.eh;
   gdb.eh_size = u.eh_size;
-  if (core_gdbjit_add(&p->gdbjit, &p->target, &gdb) != LP_OK) p->gdbjit.descriptor = 0; /* full: no more */
+  if (core_gdbjit_add(&p->gdbjit, &gdb) != LP_OK) p->gdbjit.descriptor = 0; /* full: no more */
   lp_status st = u.eh && p->unwind ? core_unwind_add(p->unwind, dest, &u) : LP_OK;
   reloc_unwind_free(&u);
   if (st == LP_OK) st = process_arm_unwinder(p);
@@ -471,12 +472,18 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
   return LP_OK;
 }
 
+/* Writes the GDB objects of the copies made in this stop (core/gdbjit.h). */
+static void describe_to_gdb(process *p) {
+  if (core_gdbjit_flush(&p->gdbjit, &p->target) != LP_OK) p->gdbjit.descriptor = 0;
+}
+
 lp_status breaks_instrument_running(core_session *s, process *p, pmodule *m, long i, breaks_resume *resume,
                                     size_t nresume) {
   for (size_t k = 0; k < nresume; k++) resume[k].copy = 0;
   if (m->fns[i].state != SHM_NOT_RUN) return LP_OK;
   uint64_t t0 = core_now_ns();
   LP_CHECK(instrument(s, p, m, i, false, resume, nresume));
+  describe_to_gdb(p);
   s->stats.instrument_ns += core_now_ns() - t0;
   return LP_OK;
 }
@@ -503,6 +510,7 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
   uint64_t t0 = core_now_ns();
   if (m->fns[i].state == SHM_NOT_RUN) {
     LP_CHECK(instrument(s, p, m, i, true, NULL, 0));
+    describe_to_gdb(p);
     s->stats.instrument_ns += core_now_ns() - t0;
   } else if (m->fns[i].state == SHM_TRAPPED) {
     s->stats.trapped_calls++;

@@ -7,6 +7,7 @@
 #include "gdbjit.h"
 
 #include <elf.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,37 +77,68 @@ lp_status core_gdbjit_image(const core_gdbjit_copy *c, uint64_t at, uint8_t **ou
   return LP_OK;
 }
 
-lp_status core_gdbjit_add(core_gdbjit *g, const core_target *t, const core_gdbjit_copy *c) {
+enum { NEXT = 0, PREV = 8, ENTRY_SIZE = 32 }; /* struct jit_code_entry: next, prev, symfile addr, size */
+
+static void put64(uint8_t *at, uint64_t v) { memcpy(at, &v, sizeof v); }
+
+lp_status core_gdbjit_add(core_gdbjit *g, const core_gdbjit_copy *c) {
   if (!g->descriptor) return LP_OK;
-  uint64_t at = g->base + g->used;
+  uint64_t at = g->base + g->used + g->nstaged;
   uint8_t *image;
   size_t size;
   LP_CHECK(core_gdbjit_image(c, at, &image, &size));
-  size_t entry_off = align8(size), total = entry_off + 32;
-  if (total > g->size - g->used) {
+  size_t entry_off = align8(size), total = (entry_off + ENTRY_SIZE + 15) & ~(size_t)15;
+  if (total > g->size - g->used - g->nstaged) {
     free(image);
     return lp_fail("no room left for GDB's objects (%llu bytes)", (unsigned long long)g->size);
   }
-  uint8_t *bytes = realloc(image, total);
-  if (!bytes) {
-    free(image);
-    return lp_fail("out of memory");
+  if (g->nstaged + total > g->capstaged) {
+    size_t cap = g->capstaged ? 2 * g->capstaged : 16384;
+    while (cap < g->nstaged + total) cap *= 2;
+    uint8_t *grown = realloc(g->staged, cap);
+    if (!grown) {
+      free(image);
+      return lp_fail("out of memory");
+    }
+    g->staged = grown;
+    g->capstaged = cap;
   }
-  memset(bytes + size, 0, total - size);
+  uint8_t *o = g->staged + g->nstaged;
+  memset(o, 0, total);
+  memcpy(o, image, size);
+  free(image);
   uint64_t entry = at + entry_off;
-  const uint64_t fields[4] = {g->first, 0, at, size}; /* next, prev, symfile_addr, symfile_size */
-  memcpy(bytes + entry_off, fields, sizeof fields);
-  lp_status st = core_mem_write(t, at, bytes, total);
-  free(bytes);
-  LP_CHECK(st);
-  /* linked in last, so a core dumped in between shows a whole list */
-  if (g->first) LP_CHECK(core_mem_write(t, g->first + 8, &entry, sizeof entry));
+  bool first_staged = g->nstaged == 0;
+  put64(o + entry_off + NEXT, first_staged ? g->first : g->base + g->used + g->newest);
+  put64(o + entry_off + 16, at);
+  put64(o + entry_off + 24, size);
+  if (!first_staged) put64(g->staged + g->newest + PREV, entry); /* the one staged before points back */
+  if (first_staged) g->oldest = g->nstaged + entry_off;
+  g->newest = g->nstaged + entry_off;
+  g->nstaged += total;
+  return LP_OK;
+}
+
+lp_status core_gdbjit_flush(core_gdbjit *g, const core_target *t) {
+  if (!g->nstaged) return LP_OK;
+  uint64_t base = g->base + g->used, newest = base + g->newest, oldest = base + g->oldest;
+  lp_status st = core_mem_write(t, base, g->staged, g->nstaged);
+  if (st == LP_OK && g->first) st = core_mem_write(t, g->first + PREV, &oldest, sizeof oldest);
   const struct {
     uint32_t version, action_flag;
     uint64_t relevant_entry, first_entry;
-  } descriptor = {1, JIT_REGISTER, entry, entry};
-  LP_CHECK(core_mem_write(t, g->descriptor, &descriptor, sizeof descriptor));
-  g->first = entry;
-  g->used += (total + 15) & ~(size_t)15;
-  return LP_OK;
+  } descriptor = {1, JIT_REGISTER, newest, newest};
+  if (st == LP_OK) st = core_mem_write(t, g->descriptor, &descriptor, sizeof descriptor);
+  if (st == LP_OK) {
+    g->used += g->nstaged;
+    g->first = newest;
+  }
+  g->nstaged = 0;
+  return st;
+}
+
+void core_gdbjit_free(core_gdbjit *g) {
+  free(g->staged);
+  g->staged = NULL;
+  g->nstaged = g->capstaged = 0;
 }

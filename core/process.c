@@ -272,7 +272,7 @@ static lp_status load_gdbjit(core_session *s, process *p, pid_t tid, const modul
   int64_t region;
   LP_CHECK(remote(s, p, tid, p->scratch, SYS_mmap, 0, GDBJIT_REGION, PROT_READ | PROT_WRITE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, (uint64_t)-1, 0, &region));
-  p->gdbjit = (core_gdbjit){descriptor, (uint64_t)region, GDBJIT_REGION, 0, 0};
+  p->gdbjit = (core_gdbjit){.descriptor = descriptor, .base = (uint64_t)region, .size = GDBJIT_REGION};
   return LP_OK;
 }
 
@@ -547,6 +547,8 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   p->counters.base = NULL;
   p->unwind = NULL;
   p->perfmap.fd = -1;
+  p->gdbjit.staged = NULL; /* nothing is staged between stops */
+  p->gdbjit.nstaged = p->gdbjit.capstaged = 0;
   p->mods = calloc(parent->nmods + 1, sizeof *p->mods);
   p->pending = malloc((parent->npending + 1) * sizeof *p->pending);
   p->removed = malloc((parent->nremoved + 1) * sizeof *p->removed);
@@ -615,6 +617,7 @@ void process_free(process *p) {
   free(p->pending);
   free(p->removed);
   free(p->redirects);
+  core_gdbjit_free(&p->gdbjit);
   free(p);
 }
 
