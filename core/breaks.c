@@ -472,9 +472,12 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
   return LP_OK;
 }
 
-/* Writes the GDB objects of the copies made in this stop (core/gdbjit.h). */
-static void describe_to_gdb(process *p) {
+/* Writes the perf map lines and the GDB objects of the copies made in this
+ * stop, before the target runs them. */
+static void describe_stop(process *p) {
   if (core_gdbjit_flush(&p->gdbjit, &p->target) != LP_OK) p->gdbjit.descriptor = 0;
+  if (core_perfmap_flush(&p->perfmap) != LP_OK)
+    fprintf(stderr, "lazyprobe: process %d: %s\n", (int)p->pid, lp_error());
 }
 
 lp_status breaks_instrument_running(core_session *s, process *p, pmodule *m, long i, breaks_resume *resume,
@@ -483,7 +486,7 @@ lp_status breaks_instrument_running(core_session *s, process *p, pmodule *m, lon
   if (m->fns[i].state != SHM_NOT_RUN) return LP_OK;
   uint64_t t0 = core_now_ns();
   LP_CHECK(instrument(s, p, m, i, false, resume, nresume));
-  describe_to_gdb(p);
+  describe_stop(p);
   s->stats.instrument_ns += core_now_ns() - t0;
   return LP_OK;
 }
@@ -510,7 +513,7 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
   uint64_t t0 = core_now_ns();
   if (m->fns[i].state == SHM_NOT_RUN) {
     LP_CHECK(instrument(s, p, m, i, true, NULL, 0));
-    describe_to_gdb(p);
+    describe_stop(p);
     s->stats.instrument_ns += core_now_ns() - t0;
   } else if (m->fns[i].state == SHM_TRAPPED) {
     s->stats.trapped_calls++;

@@ -1,4 +1,4 @@
-/* perfmap.c — appending the copies' names to /tmp/perf-PID.map (perfmap.h). */
+/* perfmap.c — queueing the copies' names and appending them to /tmp/perf-PID.map (perfmap.h). */
 #include "perfmap.h"
 
 #include <errno.h>
@@ -13,7 +13,7 @@
 lp_status core_perfmap_open(pid_t pid, const char *dir, core_perfmap *m) {
   char path[4096];
   snprintf(path, sizeof path, "%s/perf-%d.map", dir ? dir : "/tmp", (int)pid);
-  m->fd = -1;
+  *m = (core_perfmap){.fd = -1};
   int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC;
   int fd = open(path, flags | O_CREAT | O_EXCL, 0600);
   if (fd < 0 && errno == EEXIST) fd = open(path, flags); /* O_NOFOLLOW: a link fails with ELOOP */
@@ -28,14 +28,29 @@ lp_status core_perfmap_open(pid_t pid, const char *dir, core_perfmap *m) {
 }
 
 lp_status core_perfmap_add(core_perfmap *m, uint64_t start, uint64_t size, const char *name) {
-  char *line = NULL;
-  int n = asprintf(&line, "%" PRIx64 " %" PRIx64 " %s\n", start, size, name);
-  if (n < 0) return lp_fail("out of memory");
+  size_t need = strlen(name) + 2 * 16 + 4; /* two hex numbers, two spaces, a newline, the NUL */
+  if (m->npending + need > m->cappending) {
+    size_t cap = m->cappending ? 2 * m->cappending : 4096;
+    while (cap < m->npending + need) cap *= 2;
+    char *grown = realloc(m->pending, cap);
+    if (!grown) return lp_fail("out of memory");
+    m->pending = grown;
+    m->cappending = cap;
+  }
+  char *line = m->pending + m->npending;
+  int n = snprintf(line, need, "%" PRIx64 " %" PRIx64 " %s\n", start, size, name);
   for (int k = 0; k < n - 1; k++)
     if (line[k] == '\n' || line[k] == '\r') line[k] = ' ';
-  ssize_t put = write(m->fd, line, (size_t)n);
-  free(line);
-  if (put != n) return lp_fail("cannot write the perf map: %s", put < 0 ? strerror(errno) : "short write");
+  m->npending += (size_t)n;
+  return LP_OK;
+}
+
+lp_status core_perfmap_flush(core_perfmap *m) {
+  if (!m->npending || m->fd < 0) return LP_OK;
+  ssize_t put = write(m->fd, m->pending, m->npending);
+  size_t n = m->npending;
+  m->npending = 0;
+  if (put != (ssize_t)n) return lp_fail("cannot write the perf map: %s", put < 0 ? strerror(errno) : "short write");
   return LP_OK;
 }
 
@@ -54,6 +69,10 @@ lp_status core_perfmap_inherit(core_perfmap *m, pid_t parent, const char *dir) {
 }
 
 void core_perfmap_close(core_perfmap *m) {
+  core_perfmap_flush(m);
   if (m->fd >= 0) close(m->fd);
   m->fd = -1;
+  free(m->pending);
+  m->pending = NULL;
+  m->npending = m->cappending = 0;
 }

@@ -546,7 +546,7 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   p->counters.fd = -1;
   p->counters.base = NULL;
   p->unwind = NULL;
-  p->perfmap.fd = -1;
+  p->perfmap = (core_perfmap){.fd = -1};
   p->gdbjit.staged = NULL; /* nothing is staged between stops */
   p->gdbjit.nstaged = p->gdbjit.capstaged = 0;
   p->mods = calloc(parent->nmods + 1, sizeof *p->mods);
