@@ -1096,8 +1096,9 @@ def test_attach_stack(ctx):
     """lazyprobe attach while main -> outer -> spin are on the stack and spin
     loops calling work() (tests/real/onstack.c); SIGUSR1 ends the loop,
     outer then calls after() 5 times.  Those frames must go on in their
-    copies (seed 002): spin's call site of work() counts exactly what work's
-    entry counts (> 0), outer's call site of after() counts 5, and the
+    copies (seed 002): spin's call site of work() counts what work's entry
+    counts (> 0; one less when a call was in flight at the attach), outer's
+    call site of after() counts 5, and the
     entries made before the attach count 0.  Output as natively."""
     name = 'attach/stack'
     binary, err = build(ctx, 'onstack', ['onstack.c'], ['-O2', '-Wall'])
@@ -1137,7 +1138,9 @@ def test_attach_stack(ctx):
             return sum(c.get('count') or 0 for c in (fns.get(caller) or {}).get('calls') or []
                        if c.get('callee') == callee)
         work = (fns.get('work') or {}).get('count')
-        if not work or site_count('spin', 'work') != work:
+        # one call may be in flight at the attach: made from the original spin
+        # (no site probe), its entry into work counted (the thread stood there)
+        if not work or work - site_count('spin', 'work') not in (0, 1):
             probs.append('spin -> work counted %d at the call site, work entered %s times: spin '
                          'did not go on in its copy' % (site_count('spin', 'work'), work))
         if site_count('outer', 'after') != 5 or (fns.get('after') or {}).get('count') != 5:
