@@ -854,10 +854,7 @@ def test_attach_loader_busy(ctx):
             probs.append('lazyprobe attach: status %s: %s' % (st, rt.short(err)))
         if b'gdb will not see the copies: a thread is in the loader' not in err:
             probs.append('lazyprobe did not say why gdb will not see the copies: %s' % rt.short(err))
-        os.kill(target.pid, signal.SIGUSR1)
-        target.wait(timeout=30)
-        if reader.text() != b'ready\ndone\n' or target.returncode != 0:
-            probs.append('target printed %r, status %s' % (reader.text(), target.returncode))
+        release_target(target, reader, b'ready\ndone\n', probs)
     finally:
         if target.poll() is None:
             rt.kill_group(target)
@@ -1000,6 +997,15 @@ def read_progress(path):
         return int(open(path).read().strip() or 0)
     except (OSError, ValueError):
         return 0
+
+
+def release_target(target, reader, expected, probs):
+    """Sends SIGUSR1 to a test program that loops until it, waits for its end
+    and checks that it printed EXPECTED and exited 0."""
+    os.kill(target.pid, signal.SIGUSR1)
+    target.wait(timeout=60)
+    if reader.text() != expected or target.returncode != 0:
+        probs.append('target printed %r, status %s' % (reader.text(), target.returncode))
 
 
 def wait_attach(lpp, probs):
@@ -1223,10 +1229,7 @@ def test_attach_plt(ctx):
         calls = load_calls_safe(outdir, probs)
         if calls is not None and not module_counts(calls, b['foo'], ctx.syms(b['foo']), ['foo_add'])['foo_add']:
             probs.append('foo_add not counted while attached')
-        os.kill(target.pid, signal.SIGUSR1)
-        target.wait(timeout=60)
-        if reader.text() != b'ready\ndone\n' or target.returncode != 0:
-            probs.append('target printed %r, status %s' % (reader.text(), target.returncode))
+        release_target(target, reader, b'ready\ndone\n', probs)
     finally:
         if target.poll() is None:
             rt.kill_group(target)
