@@ -313,28 +313,15 @@ lp_status core_eh_frame_cfi(const core_eh_frame *frame, size_t offset, core_cfi 
 }
 
 lp_status core_eh_frame_find(const core_eh_frame *frame, uint64_t pc, core_cfi *out) {
-  size_t off = 0;
-  size_t cached_cie = (size_t)-1;
-  cie_info cie = {0};
-  while (off < frame->size) {
-    cursor c;
-    uint64_t id;
-    size_t id_pos;
-    if (open_entry(frame, off, &c, &id, &id_pos)) break;
-    size_t next = c.end;
-    if (id != 0 && id <= id_pos) {
-      size_t cie_off = id_pos - (size_t)id;
-      if (cie_off != cached_cie && parse_cie(frame, cie_off, &cie) != 0)
-        return lp_fail(".eh_frame: bad CIE at offset 0x%zx", cie_off);
-      cached_cie = cie_off;
-      size_t body = c.pos;
-      uint64_t begin = read_encoded(&c, cie.fde_enc, 1);
-      uint64_t range = read_encoded(&c, cie.fde_enc, 0);
-      if (!c.bad && pc >= begin && pc - begin < range) return read_cfi(frame, off, body, next, cie_off, out);
-    }
-    off = next;
-  }
-  return lp_fail("no FDE covers 0x%" PRIx64, pc);
+  core_fde *fdes;
+  size_t n;
+  (void)core_eh_frame_fdes(frame, &fdes, &n); /* the FDEs before any damage */
+  size_t k = 0;
+  while (k < n && !(pc >= fdes[k].pc_begin && pc - fdes[k].pc_begin < fdes[k].pc_range)) k++;
+  size_t offset = k < n ? fdes[k].offset : 0;
+  free(fdes);
+  if (k == n) return lp_fail("no FDE covers 0x%" PRIx64, pc);
+  return core_eh_frame_cfi(frame, offset, out);
 }
 
 /* }=== */
