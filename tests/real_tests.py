@@ -838,9 +838,7 @@ def test_attach_loader_busy(ctx):
     binary, err = build(ctx, 'iterate_block', ['iterate_block.c'], ['-O2', '-Wall', '-pthread'])
     if err:
         return [(name, [err])]
-    target = subprocess.Popen([binary], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              stdin=subprocess.DEVNULL, start_new_session=True)
-    reader = LineReader(target.stdout)
+    target, reader = start_target([binary])
     cmd = [ctx.lp, 'attach', '-c', 'calls', '--duration', '1', '-o',
            os.path.join(ctx.scratch(name), 'out'), str(target.pid)]
     probs = []
@@ -856,9 +854,7 @@ def test_attach_loader_busy(ctx):
             probs.append('lazyprobe did not say why gdb will not see the copies: %s' % rt.short(err))
         release_target(target, reader, b'ready\ndone\n', probs)
     finally:
-        if target.poll() is None:
-            rt.kill_group(target)
-            target.wait()
+        stop_all(target)
     if probs:
         probs[0] += repro(['%s &' % binary, ';'] + cmd)
     return [(name, probs[:4])]
@@ -887,9 +883,8 @@ def test_attach_gdb_core(ctx):
 
         def unlimited():
             resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-        target = subprocess.Popen([binary], cwd=d, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                  stdin=subprocess.DEVNULL, start_new_session=True, preexec_fn=unlimited)
-        reader, lpp = LineReader(target.stdout), None
+        target, reader = start_target([binary], cwd=d, stderr=subprocess.DEVNULL, preexec_fn=unlimited)
+        lpp = None
         try:
             if not reader.wait_for(rb'^ready$', 30):
                 probs.append('%s: the target printed no "ready"' % what)
@@ -909,10 +904,7 @@ def test_attach_gdb_core(ctx):
                 if b'gdb will not see' in lerr:
                     probs.append('lazyprobe: %s' % rt.short(lerr))
         finally:
-            for p in (target, lpp):
-                if p is not None and p.poll() is None:
-                    rt.kill_group(p)
-                    p.wait()
+            stop_all(target, lpp)
         core = find_core(d)
         if not core:
             probs.append('%s run left no core file in %s' % (what, d))
@@ -999,6 +991,23 @@ def read_progress(path):
         return 0
 
 
+def start_target(argv, **kw):
+    """A test program in its own session, its stdout read line by line:
+    (Popen, LineReader)."""
+    kw.setdefault('stderr', subprocess.PIPE)
+    target = subprocess.Popen(argv, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                              start_new_session=True, **kw)
+    return target, LineReader(target.stdout)
+
+
+def stop_all(*procs):
+    """Kills (their process groups) and reaps those of PROCS still running."""
+    for p in procs:
+        if p is not None and p.poll() is None:
+            rt.kill_group(p)
+            p.wait()
+
+
 def release_target(target, reader, expected, probs):
     """Sends SIGUSR1 to a test program that loops until it, waits for its end
     and checks that it printed EXPECTED and exited 0."""
@@ -1037,9 +1046,7 @@ def test_attach(ctx, how):
     nprog, lprog = os.path.join(scratch, 'native.progress'), os.path.join(scratch, 'target.progress')
     native = subprocess.Popen([binary, nprog], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               stdin=subprocess.DEVNULL, start_new_session=True)
-    target = subprocess.Popen([binary, lprog], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              stdin=subprocess.DEVNULL, start_new_session=True)
-    reader = LineReader(target.stdout)
+    target, reader = start_target([binary, lprog])
     probs = []
     lpp = None
     cmd = [ctx.lp, 'attach', '-c', 'calls', '-o', outdir] + \
@@ -1089,10 +1096,7 @@ def test_attach(ctx, how):
             if pids != [target.pid]:
                 probs.append('calls.json processes %s, expected [%d]' % (pids, target.pid))
     finally:
-        for p in (target, native, lpp):     # only what this test started
-            if p is not None and p.poll() is None:
-                rt.kill_group(p)
-                p.wait()
+        stop_all(target, native, lpp)     # only what this test started
     if probs:
         probs[0] += repro(['%s %s &' % (binary, lprog), ';'] + cmd)
     return [(name, probs[:6])]
@@ -1112,9 +1116,7 @@ def test_attach_stack(ctx):
         return [(name, [err])]
     scratch = ctx.scratch(name)
     outdir = os.path.join(scratch, 'out')
-    target = subprocess.Popen([binary], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              stdin=subprocess.DEVNULL, start_new_session=True)
-    reader = LineReader(target.stdout)
+    target, reader = start_target([binary])
     cmd = [ctx.lp, 'attach', '-c', rt.DUMP_ARCS + ',calls', '-o', outdir, str(target.pid)]
     probs, lpp = [], None
     try:
@@ -1157,10 +1159,7 @@ def test_attach_stack(ctx):
             if (fns.get(fn) or {}).get('count') != 0:
                 probs.append('%s: entered before the attach, counted %s' % (fn, (fns.get(fn) or {}).get('count')))
     finally:
-        for p in (target, lpp):
-            if p is not None and p.poll() is None:
-                rt.kill_group(p)
-                p.wait()
+        stop_all(target, lpp)
     if probs:
         probs[0] += repro(['%s &' % binary, ';'] + cmd)
     return [(name, probs[:6])]
@@ -1205,9 +1204,7 @@ def test_attach_plt(ctx):
     if slot_link is None or foo_sym is None:
         return [(name, ['no PLT slot or symbol for foo_add (slot %s, symbol %s)' % (slot_link, foo_sym)])]
     outdir = os.path.join(ctx.scratch(name), 'out')
-    target = subprocess.Popen([binary], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              stdin=subprocess.DEVNULL, start_new_session=True)
-    reader = LineReader(target.stdout)
+    target, reader = start_target([binary])
     cmd = [ctx.lp, 'attach', '--stats', '-c', 'calls', '--duration', '1', '-o', outdir, str(target.pid)]
     probs = []
     try:
@@ -1231,9 +1228,7 @@ def test_attach_plt(ctx):
             probs.append('foo_add not counted while attached')
         release_target(target, reader, b'ready\ndone\n', probs)
     finally:
-        if target.poll() is None:
-            rt.kill_group(target)
-            target.wait()
+        stop_all(target)
     if probs:
         probs[0] += repro(['%s &' % binary, ';'] + cmd)
     return [(name, probs[:6])]
