@@ -3,7 +3,8 @@
  *
  * Functions come from .symtab, .dynsym and the .eh_frame FDEs (so stripped
  * binaries work); PLT stubs (.plt, .plt.got, .plt.sec) are not functions of the
- * program.  All addresses here are link-time addresses (st_value, p_vaddr);
+ * program; the GOT slots those stubs jump through are listed by symbol.  All
+ * addresses here are link-time addresses (st_value, p_vaddr);
  * add the load bias to get run-time addresses. */
 #ifndef CORE_MODULE_H
 #define CORE_MODULE_H

@@ -9,7 +9,10 @@
  * it inherited count into its file.  Modules the loader adds later are found
  * at its hook (r_debug.r_brk); those it removes keep their counts.  The
  * copies' unwind information is registered with libgcc's unwinder from the
- * first thread that enters _Unwind_Find_FDE while some is pending. */
+ * first thread that enters _Unwind_Find_FDE while some is pending (a fork
+ * child inherits what its parent had pending).  GDB's JIT library
+ * (core/gdbjit.h) is dlopen'd through the program's libc, and the program's
+ * SIGTRAP action is kept as it set it (process_keep_sigtrap_action). */
 #include <errno.h>
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -7,7 +7,8 @@
  *   lazyprobe.lines(module, lo, hi)  DWARF line-table rows (core/lines.c)
  * report(run), and sample(run) every `interval` while the program runs,
  * receive run.functions (merged over all counters files by module and address,
- * each with its graph: blocks, edges solved by flow conservation, call sites),
+ * each with its graph: blocks, edges solved by flow conservation, call sites
+ * counted by their probes or, without them, by the blocks they end),
  * run.processes, run.probes and run.outdir.  The probes of all loaded
  * collectors are united here (lp_lua_probes). */
 #include "lp_lua.h"
