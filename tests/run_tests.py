@@ -962,7 +962,7 @@ DUMP_ARCS_ONLY = os.path.join(TEST_COLLECTORS, 'dump_arcs_only.lua')  # arcs=tru
 # flow conservation (arcs/).  Not here: sigalrm (its busy loop runs until a
 # timer fires: block counts depend on time, so two runs differ), sleeper
 # (never ends), and the programs that need arguments (maps_check, marker).
-PROBE_PROGRAMS = ['fib', 'jumptable', 'tailcall', 'funcptr', 'qsort_cb', 'longjmp', 'segv',
+PROBE_PROGRAMS = ['fib', 'jumptable', 'bytetable', 'tailcall', 'funcptr', 'qsort_cb', 'longjmp', 'segv',
                   'many', 'sigusr1', 'echo_stdin', 'tiny', 'exit_status', 'abort', 'branches']
 
 # Executions callgrind does not count: callgrind adds the cost of a

@@ -68,9 +68,10 @@ static bool writes(const x64_insn *i, int reg) {
 
 /* }=== */
 
-/* [rbp+d], a local of gcc -O0 */
-static bool is_frame_slot(const x64_operand *o) {
-  return o->type == X64_OP_MEM && o->base == ZYDIS_REGISTER_RBP && o->index == 0;
+/* The same memory operand: base, index, scale, displacement and width. */
+static bool same_memory(const x64_operand *a, const x64_operand *b) {
+  return a->type == X64_OP_MEM && b->type == X64_OP_MEM && a->base == b->base &&
+         a->index == b->index && a->scale == b->scale && a->disp == b->disp && a->size == b->size;
 }
 
 /* Walks back from FROM, where the index is in register IDX, for the bound
@@ -78,25 +79,29 @@ static bool is_frame_slot(const x64_operand *o) {
  *
  * The bound check is `cmp IDX, N` followed by `ja` (N+1 entries) or `jae` (N),
  * with nothing between them that may write the flags or the index (gcc puts
- * `mov edi, edi`, the zero-extension of the index, or a push there).
+ * `mov edi, edi`, the zero-extension of the index, or a push there).  N is
+ * unsigned at the compare's width (`cmp r15b, 0xb5` bounds 182 entries); a
+ * compare narrower than 32 bits bounds the index only when the index is its
+ * register or memory zero-extended (`movzx`) from at most that width.
  * Register copies `mov/movzx IDX, rY` (32 or 64 bits) are followed back to Y.
- * When IDX was loaded from a frame slot (`mov IDX, [rbp+d]`, gcc -O0), the
- * check is on the slot, `cmp dword/qword [rbp+d], N` of the load's width, and
- * nothing between the compare and the load may store to memory or change rbp. */
+ * When IDX was loaded from memory (`mov IDX, [rbp+d]` at gcc -O0, `movzx eax,
+ * byte [rcx+rax]` at -O2), the check is on that memory, `cmp byte/dword [m], N`
+ * of the load's width, and nothing between the compare and the load may store
+ * to memory or change the registers that address it. */
 static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn prev, void *ctx,
                        x64_table_match *out) {
   bool have_bound = false, have_lea = lea_reg == 0;
   int pending = 0; /* 1: ja seen (walking back) and its flags not yet set, 2: jae */
-  bool in_slot = false; /* the index came from [rbp + slot_disp] (slot_size bits) */
-  int64_t slot_disp = 0;
-  unsigned slot_size = 0;
+  bool in_memory = false; /* the index came from the memory operand `loaded` */
+  x64_operand loaded = {0};
+  unsigned narrow = 0; /* the index is zero-extended from this many bits (movzx), 0: not known */
   const x64_insn *i = prev(ctx, from);
   for (int steps = 0; i && steps < SCAN_LIMIT && !(have_bound && have_lea);
        steps++, i = prev(ctx, i)) {
     effects e = effects_of(i);
     if (!have_lea) {
       if (i->mnemonic == ZYDIS_MNEMONIC_LEA && is_reg(&i->op[0], lea_reg) && i->rip_relative) {
-        if (!have_bound && !in_slot && idx == lea_reg) return false; /* it clobbers the index */
+        if (!have_bound && !in_memory && idx == lea_reg) return false; /* it clobbers the index */
         out->table = i->rip_target;
         out->ref = i->addr;
         have_lea = true;
@@ -111,33 +116,36 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       continue;
     }
     const x64_operand *a = &i->op[0], *b = &i->op[1];
-    bool on_index = in_slot ? is_frame_slot(a) && a->disp == slot_disp && a->size == slot_size
-                            : is_reg(a, idx);
+    bool on_index = in_memory ? same_memory(a, &loaded) : is_reg(a, idx);
     if (i->mnemonic == ZYDIS_MNEMONIC_CMP && on_index && b->type == X64_OP_IMM) {
       if (!pending) continue; /* a compare whose flags nobody reads here */
-      int64_t n = b->imm + (pending == 1 ? 1 : 0);
-      if (n <= 0 || n > MAX_ENTRIES) return false;
+      if (a->size < 32 && !(narrow && narrow <= a->size)) return false;
+      uint64_t bound = a->size >= 64 ? (uint64_t)b->imm : (uint64_t)b->imm & ((1ull << a->size) - 1);
+      uint64_t n = bound + (pending == 1 ? 1 : 0);
+      if (n == 0 || n > MAX_ENTRIES) return false;
       out->nentries = (size_t)n;
       have_bound = true;
       continue;
     }
     if (e.flags) pending = 0; /* the ja tests these flags, not an earlier compare's */
-    if (in_slot) {
-      if (e.memory || may_write(&e, ZYDIS_REGISTER_RBP)) return false;
+    if (in_memory) {
+      if (e.memory || (loaded.base && may_write(&e, loaded.base)) ||
+          (loaded.index && may_write(&e, loaded.index)))
+        return false;
       continue;
     }
     bool mov = i->mnemonic == ZYDIS_MNEMONIC_MOV, movzx = i->mnemonic == ZYDIS_MNEMONIC_MOVZX;
     if ((mov || movzx) && is_reg(a, idx) && a->size >= 32 && b->type == X64_OP_REG) {
       idx = b->reg; /* mov eX, eY / movzx eX, Yl: the index came from Y */
+      if (movzx) narrow = b->size;
       continue;
     }
-    if ((mov && b->size == a->size) || movzx) {
-      if (is_reg(a, idx) && a->size >= 32 && is_frame_slot(b)) { /* mov eX, [rbp+d] */
-        in_slot = true;
-        slot_disp = b->disp;
-        slot_size = b->size;
-        continue;
-      }
+    if (((mov && b->size == a->size) || movzx) && is_reg(a, idx) && a->size >= 32 &&
+        b->type == X64_OP_MEM && !i->rip_relative) { /* mov eX, [m] / movzx eX, byte [m] */
+      in_memory = true;
+      loaded = *b;
+      if (movzx) narrow = b->size;
+      continue;
     }
     if (may_write(&e, idx)) return false;
   }

@@ -1072,6 +1072,78 @@ static void test_table_pic_variant(void) {
   free(out);
 }
 
+/* Bound checks gcc makes on a byte: `cmp dil, N` with N >= 0x80 (negative as a
+ * signed imm8, 0x82 bounds 131 entries) when the index is the byte
+ * zero-extended, and `cmp byte [rsi+1], N` when the index is that byte loaded
+ * again.  Not a bound: a byte compare of a register whose full 32 bits are the
+ * index, or a memory compare with a store before the load. */
+static void test_table_byte_bounds(void) {
+  enum { T = 0x28, N = 131 };
+  static const uint8_t head[5][0x1c] = {
+      {0x48, 0x8d, 0x0d, 0x21, 0x00, 0x00, 0x00, /* 00: lea rcx, [rip+0x21] (T = 28) */
+       0x40, 0x80, 0xff, 0x82,                   /* 07: cmp dil, 0x82 */
+       0x77, 0x14,                               /* 0b: ja 21 */
+       0x40, 0x0f, 0xb6, 0xc7,                   /* 0d: movzx eax, dil */
+       0x90,                                     /* 11: nop */
+       0x48, 0x63, 0x04, 0x81,                   /* 12: movsxd rax, dword [rcx+rax*4] */
+       0x48, 0x01, 0xc8,                         /* 16: add rax, rcx */
+       0x3e, 0xff, 0xe0},                        /* 19: notrack jmp rax */
+      {0x48, 0x8d, 0x0d, 0x21, 0x00, 0x00, 0x00, 0x40, 0x80, 0xff, 0x82, 0x77, 0x14,
+       0x89, 0xf8, 0x90, 0x90,                   /* 0d: mov eax, edi; nop; nop */
+       0x90, 0x48, 0x63, 0x04, 0x81, 0x48, 0x01, 0xc8, 0x3e, 0xff, 0xe0},
+      {0x48, 0x8d, 0x0d, 0x21, 0x00, 0x00, 0x00,
+       0x80, 0x7e, 0x01, 0x02,                   /* 07: cmp byte [rsi+1], 2 */
+       0x77, 0x14,                               /* 0b: ja 21 */
+       0x0f, 0xb6, 0x46, 0x01,                   /* 0d: movzx eax, byte [rsi+1] */
+       0x90, 0x48, 0x63, 0x04, 0x81, 0x48, 0x01, 0xc8, 0x3e, 0xff, 0xe0},
+      {0x48, 0x8d, 0x0d, 0x21, 0x00, 0x00, 0x00, 0x80, 0x7e, 0x01, 0x02, 0x77, 0x14,
+       0xaa,                                     /* 0d: stosb: a store */
+       0x0f, 0xb6, 0x46, 0x01,                   /* 0e: movzx eax, byte [rsi+1] */
+       0x48, 0x63, 0x04, 0x81, 0x48, 0x01, 0xc8, 0x3e, 0xff, 0xe0},
+      {0x48, 0x8d, 0x0d, 0x21, 0x00, 0x00, 0x00, 0x80, 0x7e, 0x01, 0x02, 0x77, 0x14,
+       0x0f, 0xb6, 0x46, 0x02,                   /* 0d: movzx eax, byte [rsi+2]: another byte */
+       0x90, 0x48, 0x63, 0x04, 0x81, 0x48, 0x01, 0xc8, 0x3e, 0xff, 0xe0},
+  };
+  static const char *const names[5] = {
+      "jump table, cmp dil, 0x82 (131 entries)", "jump table, byte compare of a 32-bit index",
+      "jump table, cmp byte [rsi+1]", "jump table, store between compare and load",
+      "jump table, compare and load of different bytes"};
+  static const size_t want_entries[5] = {N, 0, 3, 0, 0};
+  static uint8_t in[T + 4 * N];
+  for (size_t v = 0; v < 5; v++) {
+    memset(in, 0xcc, sizeof in);
+    memcpy(in, head[v], sizeof head[v]);
+    static const uint8_t cases[] = {0xb0, 0x01, 0xc3, 0xb0, 0x02, 0x31, 0xc0, 0xc3};
+    memcpy(in + 0x1c, cases, sizeof cases); /* 1c: case 0, 1f: case 1, 21: default */
+    for (size_t k = 0; k < N; k++) {        /* T[k]: 1c, 1f, then the default */
+      int32_t e = (int32_t)(k == 0 ? 0x1c : k == 1 ? 0x1f : 0x21) - T;
+      memcpy(in + T + 4 * k, &e, 4);
+    }
+    fn_case c = {names[v], in, sizeof in, 0x24, 0, 0};
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+    const char *name = names[v];
+    if (want_entries[v]) {
+      CHECK(p && info.njump_tables == 1 && !info.leaves_to_original, "%zu tables, leaves %d",
+            info.njump_tables, info.leaves_to_original);
+      CHECK(p && reloc_copy_offset(p, SRC + 0x1f) >= 0 && reloc_copy_offset(p, SRC + 0x21) >= 0,
+            "the cases were not decoded");
+      size_t tables = 0;
+      const reloc_edge *e = p ? reloc_edges(p) : NULL;
+      for (size_t k = 0; e && k < info.nedges; k++) tables += e[k].kind == RELOC_EDGE_TABLE;
+      CHECK(tables == 3, "%zu table edges (one per distinct target)", tables);
+      CHECK(info.copy_size >= 4 * want_entries[v], "copy of %zu bytes holds no %zu-entry table",
+            (size_t)info.copy_size, want_entries[v]);
+    } else {
+      CHECK(p && info.njump_tables == 0 && info.leaves_to_original, "%zu tables, leaves %d",
+            info.njump_tables, info.leaves_to_original);
+    }
+    reloc_plan_free(p);
+    free(out);
+  }
+}
+
 static void test_table_absolute(void) {
   static const uint8_t in[] = {
       0x83, 0xff, 0x02,                               /* 00: cmp edi, 2 */
@@ -1553,6 +1625,7 @@ int main(void) {
   test_noreturn_call();
   test_table_pic();
   test_table_pic_variant();
+  test_table_byte_bounds();
   test_table_absolute();
   test_table_gcc_o2_nopie();
   test_table_gcc_o0_nopie();
