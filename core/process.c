@@ -41,6 +41,18 @@ static const uint8_t endbr_ret_insns[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xc3};
 
 /* {=== module files ===*/
 
+/* PATH in a new string, made absolute against our working directory (the
+ * program's when it was launched), so that a report made elsewhere finds the
+ * file; "./" prefixes are dropped. */
+static char *absolute_path(const char *path) {
+  if (path[0] == '/') return strdup(path);
+  while (path[0] == '.' && path[1] == '/') path += 2;
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof cwd)) return strdup(path);
+  char *joined;
+  return asprintf(&joined, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", path) < 0 ? NULL : joined;
+}
+
 lp_status module_file_open(core_session *s, const char *path, module_file **out) {
   struct stat st;
   if (stat(path, &st) != 0) return lp_fail("%s: %s", path, strerror(errno));
@@ -50,7 +62,7 @@ lp_status module_file_open(core_session *s, const char *path, module_file **out)
       return LP_OK;
     }
   module_file *f = calloc(1, sizeof *f);
-  if (!f || !(f->path = strdup(path))) {
+  if (!f || !(f->path = absolute_path(path))) {
     free(f);
     return lp_fail("out of memory");
   }

@@ -1617,6 +1617,47 @@ def test_out_genhtml(ctx, prog_name, opt):
     return [(name, probs)]
 
 
+def test_out_report_elsewhere(ctx, prog_name):
+    """outputs/report_elsewhere/PROG: a program started by a relative path
+    (`./PROG` in its own directory) is recorded by its absolute path, so that
+    `lazyprobe report -c coverage DIR` made from another directory still finds
+    its line table: the same coverage.info as the run wrote, with DA lines."""
+    name = 'outputs/report_elsewhere/%s' % prog_name
+    binary, err = build_extra(ctx, prog_name, 'O2-g', ['-O2', '-g'])
+    if err:
+        return [(name, [err])]
+    s = ctx.scratch(name)
+    outdir = os.path.join(s, 'out')
+    cmd = [ctx.lp, 'run', '-c', 'coverage', '-o', outdir, '--', './' + os.path.basename(binary)]
+    r = subprocess.run(cmd, cwd=os.path.dirname(binary), stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    info = os.path.join(outdir, 'coverage.info')
+    repro = '  [repro: cd %s && %s]' % (os.path.dirname(binary), ' '.join(cmd))
+    if r.returncode != 0 or not os.path.exists(info):
+        return [(name, ['run: status %d, no coverage.info: %s' % (r.returncode, short(r.stderr)) + repro])]
+    with open(info) as f:
+        ran = f.read()
+    os.rename(info, info + '.run')
+    elsewhere = os.path.join(s, 'elsewhere')
+    os.makedirs(elsewhere, exist_ok=True)
+    r = subprocess.run([ctx.lp, 'report', '-c', 'coverage', outdir], cwd=elsewhere,
+                       capture_output=True, text=True, timeout=120)
+    probs = []
+    if 'DA:' not in ran:
+        probs.append('the run wrote no DA line')
+    if r.returncode != 0 or not os.path.exists(info):
+        probs.append('report: status %d: %s' % (r.returncode, short(r.stderr)))
+    else:
+        with open(info) as f:
+            again = f.read()
+        if again != ran:
+            probs.append('report from %s: coverage.info differs from the run\'s (%d against %d DA lines)'
+                         % (elsewhere, again.count('DA:'), ran.count('DA:')))
+    if probs:
+        probs[0] += repro
+    return [(name, probs)]
+
+
 def annotate_edges(path, exe, threshold_args=('--threshold=100',)):
     """{(caller, callee): calls} of callgrind_annotate --tree=calling, for
     callers and callees in EXE.  Function lines: "COST  *  file:fn [obj]";
@@ -2148,6 +2189,7 @@ def main():
                          lambda pn=pn: test_out_callgrind(ctx, pn, 'O0')))
             jobs.append(('outputs/bolt/%s' % pn, lambda pn=pn: test_out_bolt(ctx, pn)))
             jobs.append(('outputs/together/%s' % pn, lambda pn=pn: test_out_together(ctx, pn)))
+        jobs.append(('outputs/report_elsewhere/fib', lambda: test_out_report_elsewhere(ctx, 'fib')))
         make_debian_inputs(ctx)
         jobs.append(('scripts/shell', lambda: test_script(ctx)))
         for name, argv, stdin in DEBIAN_COMMANDS:
