@@ -4,7 +4,7 @@
  *   lazyprobe.print(line)        one report line (stderr with prefix while live)
  *   lazyprobe.write(name, text)  write a file in the output directory
  *   lazyprobe.basename(path)
- *   lazyprobe.lines(module, lo, hi)  DWARF line-table rows (core/lines.c)
+ *   lazyprobe.lines(module, lo, hi)  DWARF line-table rows, as columns (core/lines.c)
  * report(run), and sample(run) every `interval` while the program runs,
  * receive run.functions (merged over all counters files by module and address,
  * each with its graph: blocks, edges solved by flow conservation, call sites
@@ -119,7 +119,9 @@ static module_lines *lines_of(lp_lua *lp, const char *path) {
   return m;
 }
 
-/* lazyprobe.lines(module, lo, hi): the line-table rows in [lo, hi), or nil. */
+/* lazyprobe.lines(module, lo, hi): the line-table rows in [lo, hi) as three
+ * parallel arrays { address = {...}, file = {...}, line = {...} } (columns, not
+ * a table per row: a report reads ~100 k rows), or nil, message. */
 static int l_lines(lua_State *L) {
   const char *module = luaL_checkstring(L, 1);
   lua_Integer lo = luaL_checkinteger(L, 2), hi = luaL_checkinteger(L, 3);
@@ -146,17 +148,25 @@ static int l_lines(lua_State *L) {
   int files = lua_gettop(L);
   const core_line *first;
   size_t n = core_lines_range(&m->lines, (uint64_t)lo, (uint64_t)hi, &first);
+  lua_createtable(L, 0, 3);
   lua_createtable(L, (int)n, 0);
   for (size_t i = 0; i < n; i++) {
-    lua_createtable(L, 0, 3);
     lua_pushinteger(L, (lua_Integer)first[i].addr);
-    lua_setfield(L, -2, "address");
-    lua_rawgeti(L, files, (lua_Integer)first[i].file + 1);
-    lua_setfield(L, -2, "file");
-    lua_pushinteger(L, first[i].line);
-    lua_setfield(L, -2, "line");
     lua_rawseti(L, -2, (lua_Integer)i + 1);
   }
+  lua_setfield(L, -2, "address");
+  lua_createtable(L, (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_rawgeti(L, files, (lua_Integer)first[i].file + 1);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, "file");
+  lua_createtable(L, (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    lua_pushinteger(L, first[i].line);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_setfield(L, -2, "line");
   lua_remove(L, files);
   return 1;
 }

@@ -64,7 +64,7 @@ function callgrind.profile(run, lines, opts)
   local function line_of(w, addr)
     if not w.rows then return 0 end
     local i = graph.row_at(w.rows, addr)
-    return i and w.rows[i].line or w.line
+    return i and w.rows.line[i] or w.line
   end
 
   local explained = {} -- function -> calls from known sites

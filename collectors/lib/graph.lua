@@ -62,33 +62,39 @@ function graph.function_end(f)
 end
 
 -- The line rows of a function ([address, end)), or nil without line info.
+-- Rows come as columns: rows.address[i], rows.file[i], rows.line[i].
 function graph.rows(lines, f)
   if not lines then return nil end
   local rows = lines(f.module, f.address, graph.function_end(f))
-  if not rows or #rows == 0 then return nil end
+  if not rows or #rows.address == 0 then return nil end
   return rows
 end
 
 -- Index of the last row whose address is <= addr (binary search), or nil.
 function graph.row_at(rows, addr)
-  local lo, hi = 1, #rows
-  if hi == 0 or rows[1].address > addr then return nil end
+  local address = rows.address
+  local lo, hi = 1, #address
+  if hi == 0 or address[1] > addr then return nil end
   while lo < hi do
     local mid = (lo + hi + 1) // 2
-    if rows[mid].address <= addr then lo = mid else hi = mid - 1 end
+    if address[mid] <= addr then lo = mid else hi = mid - 1 end
   end
   return lo
 end
 
 -- The row (with a non-zero line) that a function's entry belongs to: the row
--- covering the entry, else the first row with a line.
+-- covering the entry, else the first row with a line; as { address, file,
+-- line }, or nil.
 function graph.entry_row(rows, f)
+  local line = rows.line
   local i = graph.row_at(rows, f.address)
-  if i and rows[i].line > 0 then return rows[i] end
-  for _, r in ipairs(rows) do
-    if r.line > 0 then return r end
+  if not (i and line[i] > 0) then
+    i = nil
+    for k = 1, #line do
+      if line[k] > 0 then i = k break end
+    end
   end
-  return nil
+  return i and { address = rows.address[i], file = rows.file[i], line = line[i] }
 end
 
 -- A function's blocks in address order (they come in layout order, which is
@@ -134,28 +140,43 @@ end
 -- address of the transferring instruction, edges = { edge indices } } in
 -- block order.
 function graph.branch_points(f)
-  local per = {}
-  if not f.edges then return {} end
-  for i, e in ipairs(f.edges) do
-    if e.kind == "taken" or e.kind == "fall" or e.kind == "table" then
-      local p = per[e.from]
-      if not p then p = { block = e.from, edges = {} } per[e.from] = p end
-      p.edges[#p.edges + 1] = i
-      if e.kind ~= "fall" or not p.branch then p.branch = e.branch end
+  local edges = f.edges
+  if not edges then return {} end
+  -- per block, its taken/table edges and its fall-throughs, each in edge order
+  local taken, fall, branch = {}, {}, {}
+  for i, e in ipairs(edges) do
+    local kind, from = e.kind, e.from
+    if kind == "fall" then
+      local l = fall[from]
+      if not l then l = {} fall[from] = l end
+      l[#l + 1] = i
+      if not branch[from] then branch[from] = e.branch end
+    elseif kind == "taken" or kind == "table" then
+      local l = taken[from]
+      if not l then l = {} taken[from] = l end
+      l[#l + 1] = i
+      if not taken[from].branch then taken[from].branch = e.branch end
     end
   end
-  local list = {}
-  for _, p in pairs(per) do
-    if #p.edges >= 2 then list[#list + 1] = p end
+  local blocks = {}
+  for b in pairs(taken) do blocks[#blocks + 1] = b end
+  for b in pairs(fall) do
+    if not taken[b] then blocks[#blocks + 1] = b end
   end
-  table.sort(list, function(a, b) return a.block < b.block end)
-  -- taken (or table) edges first, the fall-through last, each in edge order
-  for _, p in ipairs(list) do
-    table.sort(p.edges, function(a, b)
-      local fa, fb = f.edges[a].kind == "fall", f.edges[b].kind == "fall"
-      if fa ~= fb then return fb end
-      return a < b
-    end)
+  table.sort(blocks)
+  local list = {}
+  for _, b in ipairs(blocks) do
+    local t, fl = taken[b], fall[b]
+    local ids = {}
+    if t then
+      for k = 1, #t do ids[k] = t[k] end
+    end
+    if fl then
+      for k = 1, #fl do ids[#ids + 1] = fl[k] end
+    end
+    if #ids >= 2 then
+      list[#list + 1] = { block = b, branch = t and t.branch or branch[b], edges = ids }
+    end
   end
   return list
 end

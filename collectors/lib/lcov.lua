@@ -36,7 +36,7 @@ local lcov = {}
 local function file_entry(files, path)
   local e = files[path]
   if not e then
-    e = { fns = {}, names = {}, lines = {}, brs = {}, brseq = {} }
+    e = { fns = {}, names = {}, lines = {}, brs = {}, brseq = {}, brhit = {} }
     files[path] = e
   end
   return e
@@ -76,39 +76,42 @@ function lcov.tracefile(run, lines)
       fe.fns[#fe.fns + 1] = { line = entry.line, name = unique_name(fe, f), count = f.count }
 
       -- this function's line counts, by file then line: the max over its blocks
+      local raddr, rfile, rline = rows.address, rows.file, rows.line
       local mine = {}
-      local function put(r, count)
-        if r.line <= 0 then return end
-        local lines_of = mine[r.file]
+      local function put(file, line, count)
+        if line <= 0 then return end
+        local lines_of = mine[file]
         if not lines_of then
           lines_of = {}
-          mine[r.file] = lines_of
+          mine[file] = lines_of
         end
-        local was = lines_of[r.line]
-        if was == nil or count > was then lines_of[r.line] = count end
+        local was = lines_of[line]
+        if was == nil or count > was then lines_of[line] = count end
       end
+      local n = #raddr
       if f.blocks then
         -- blocks by address, rows by address: one walk finds the rows that
         -- cover each block's [address, address + size)
-        local blocks, n, i = graph.blocks_by_address(f), #rows, 1
-        for _, b in ipairs(blocks) do
-          local lo, hi, count = b.address, b.address + b.size, b.count
-          while i < n and rows[i + 1].address <= lo do i = i + 1 end
+        local i = 1
+        for _, b in ipairs(graph.blocks_by_address(f)) do
+          local lo, count = b.address, b.count
+          local hi = lo + b.size
+          while i < n and raddr[i + 1] <= lo do i = i + 1 end
           local j = i
-          while j <= n and rows[j].address < hi do
-            local r = rows[j]
-            if r.address >= lo or j == n or rows[j + 1].address > lo then put(r, count) end
+          while j <= n and raddr[j] < hi do
+            if raddr[j] >= lo or j == n or raddr[j + 1] > lo then put(rfile[j], rline[j], count) end
             j = j + 1
           end
         end
       elseif f.count == 0 then
-        for _, r in ipairs(rows) do put(r, 0) end
+        for j = 1, n do put(rfile[j], rline[j], 0) end
       end
       local at_entry = mine[entry.file] and mine[entry.file][entry.line]
-      put(entry, f.count > 0 and (at_entry or f.count) or 0)
+      put(entry.file, entry.line, f.count > 0 and (at_entry or f.count) or 0)
       for file, lines_of in pairs(mine) do
         local e = file_entry(files, file)
-        for line, count in pairs(lines_of) do e.lines[line] = (e.lines[line] or 0) + count end
+        local el = e.lines
+        for line, count in pairs(lines_of) do el[line] = (el[line] or 0) + count end
       end
 
       -- branch points
@@ -116,20 +119,24 @@ function lcov.tracefile(run, lines)
         local counts = graph.edge_counts(f)
         for _, p in ipairs(graph.branch_points(f)) do
           local known = true
-          for _, i in ipairs(p.edges) do
-            if counts[i] == nil then known = false end
+          for _, k in ipairs(p.edges) do
+            if counts[k] == nil then known = false end
           end
           local i = known and graph.row_at(rows, p.branch)
-          local r = i and rows[i]
-          if r and r.line > 0 then
-            local e = file_entry(files, r.file)
-            local seq = e.brseq[r.line] or 0
-            e.brseq[r.line] = seq + 1
-            local list = e.brs[r.line]
-            if not list then list = {} e.brs[r.line] = list end
+          local line = i and rline[i]
+          if line and line > 0 then
+            local e = file_entry(files, rfile[i])
+            local seq = e.brseq[line] or 0
+            e.brseq[line] = seq + 1
+            local list = e.brs[line]
+            if not list then list = {} e.brs[line] = list end
+            local hit = e.brhit[line] or 0
             for k, ei in ipairs(p.edges) do
-              list[#list + 1] = string.format("BRDA:%d,%d,%d,%s", r.line, seq, k - 1, counts[ei])
+              local taken = counts[ei]
+              list[#list + 1] = string.format("BRDA:%d,%d,%d,%s", line, seq, k - 1, taken)
+              if taken ~= "-" and taken > 0 then hit = hit + 1 end
             end
+            e.brhit[line] = hit
           end
         end
       end
@@ -167,11 +174,10 @@ function lcov.tracefile(run, lines)
       stats.functions, stats.functions_hit = stats.functions + #e.fns, stats.functions_hit + fnh
       local brf, brh = 0, 0
       for _, ln in ipairs(lns) do
-        for _, s in ipairs(e.brs[ln] or {}) do
-          emit(s)
-          brf = brf + 1
-          local taken = s:match(",([^,]*)$")
-          if taken ~= "-" and tonumber(taken) > 0 then brh = brh + 1 end
+        local list = e.brs[ln]
+        if list then
+          for _, s in ipairs(list) do emit(s) end
+          brf, brh = brf + #list, brh + e.brhit[ln]
         end
       end
       if brf > 0 then

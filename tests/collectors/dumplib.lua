@@ -38,7 +38,12 @@ function dumplib.report(run)
         if b.address + b.size > hi then hi = b.address + b.size end
       end
       local rows = lazyprobe.lines(f.module, f.address, hi)
-      if rows then o.lines = copy_list(rows, { "address", "file", "line" }) end
+      if rows then
+        o.lines = json.array({})
+        for i = 1, #rows.address do
+          o.lines[i] = { address = rows.address[i], file = rows.file[i], line = rows.line[i] }
+        end
+      end
     end
     doc.functions[#doc.functions + 1] = o
   end

@@ -43,9 +43,12 @@ local function mock_library(outdir, line_tables, real_files)
     function lib.lines(module, lo, hi)
       local rows = line_tables[module]
       if not rows then return nil end
-      local out = {}
+      local out = { address = {}, file = {}, line = {} }
       for _, r in ipairs(rows) do
-        if r.address >= lo and r.address < hi then out[#out + 1] = r end
+        if r.address >= lo and r.address < hi then
+          local n = #out.address + 1
+          out.address[n], out.file[n], out.line[n] = r.address, r.file, r.line
+        end
       end
       return out
     end
@@ -376,8 +379,7 @@ end)
 
 test("lib/graph row_at", function()
   local graph = require("graph")
-  local rows = { { address = 10, line = 1 }, { address = 20, line = 2 }, { address = 20, line = 3 },
-                 { address = 30, line = 4 } }
+  local rows = { address = { 10, 20, 20, 30 }, line = { 1, 2, 3, 4 } }
   eq(graph.row_at(rows, 9), nil)
   eq(graph.row_at(rows, 10), 1)
   eq(graph.row_at(rows, 25), 3)
