@@ -486,9 +486,13 @@ def report(a, lp, commit, Wd, res, failures, info, elapsed):
             st = [r.get("stats") for r in res[name].get(v, []) if r.get("stats")]
             if st:
                 s = st[-1]
-                print("- %s %s: %s / %s, native=%s, trapped_calls=%s, startup_us median %.0f, instrument_us median %.0f" % (
+                print("- %s %s: %s / %s, native=%s, trapped_calls=%s, startup_us median %.0f, instrument_us median %.0f"
+                      ", CPU ms medians: tracer %.0f, program %.0f, report %.0f" % (
                     name, v, s.get("instrumented"), s.get("functions"), s.get("native"), s.get("trapped_calls"),
-                    R.med([x.get("startup_us", 0) for x in st]), R.med([x.get("instrument_us", 0) for x in st])))
+                    R.med([x.get("startup_us", 0) for x in st]), R.med([x.get("instrument_us", 0) for x in st]),
+                    R.med([x.get("tracer_cpu_us", 0) for x in st]) / 1000,
+                    R.med([x.get("program_cpu_us", 0) for x in st]) / 1000,
+                    R.med([x.get("report_cpu_us", 0) for x in st]) / 1000))
         for l in info.get(name, {}).get("lp_stderr", {}).get("coverage", []):
             if "stats:" not in l:
                 print("  - coverage said: `%s`" % l)

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -227,16 +228,30 @@ static void free_rules(run_args *a) {
   free(a->rules);
 }
 
-static void print_stats(const core_session *s) {
-  const core_session_stats *k = core_session_get_stats(s);
+/* User + system CPU time of WHO (RUSAGE_SELF or RUSAGE_CHILDREN), in µs. */
+static unsigned long long cpu_us(int who) {
+  struct rusage ru;
+  if (getrusage(who, &ru) != 0) return 0;
+  return (unsigned long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+         (unsigned long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+/* Where the CPU time went: lazyprobe while the program ran, the program (and
+ * the children it waited for: RUSAGE_CHILDREN, so 0 under attach), the report. */
+typedef struct cpu_split {
+  unsigned long long tracer_us, program_us, report_us;
+} cpu_split;
+
+static void print_stats(const core_session_stats *k, const cpu_split *cpu) {
   fprintf(stderr,
           "lazyprobe: stats: startup_us=%llu functions=%llu instrumented=%llu eager=%llu native=%llu "
-          "trapped_calls=%llu instrument_us=%llu cover_removed=%llu processes=%llu modules=%llu adopted=%llu plt_redirected=%llu\n",
+          "trapped_calls=%llu instrument_us=%llu cover_removed=%llu processes=%llu modules=%llu adopted=%llu "
+          "plt_redirected=%llu tracer_cpu_us=%llu program_cpu_us=%llu report_cpu_us=%llu\n",
           (unsigned long long)k->startup_us, (unsigned long long)k->functions, (unsigned long long)k->instrumented,
           (unsigned long long)k->eager, (unsigned long long)k->native, (unsigned long long)k->trapped_calls,
           (unsigned long long)(k->instrument_ns / 1000), (unsigned long long)k->cover_removed,
           (unsigned long long)k->processes, (unsigned long long)k->modules, (unsigned long long)k->adopted,
-          (unsigned long long)k->plt_redirected);
+          (unsigned long long)k->plt_redirected, cpu->tracer_us, cpu->program_us, cpu->report_us);
 }
 
 /* Runs PROGRAM (argv[0] of PROG_ARGV) or attaches to PID, then reports. */
@@ -271,11 +286,14 @@ static int instrument(run_args *a, char *program, char *const *prog_argv, pid_t 
   lp_status st = core_session_run(s, &status);
   running = NULL;
   if (st != LP_OK) fprintf(stderr, "lazyprobe: %s\n", lp_error());
-  if (a->stats) print_stats(s);
+  core_session_stats stats = *core_session_get_stats(s);
   core_session_free(s);
+  cpu_split cpu = {cpu_us(RUSAGE_SELF), cpu_us(RUSAGE_CHILDREN), 0};
 
   int code = report(lua, a->outdir, NULL); /* a collector's error was said; the status stays the program's */
   lp_lua_free(lua);
+  cpu.report_us = cpu_us(RUSAGE_SELF) - cpu.tracer_us;
+  if (a->stats) print_stats(&stats, &cpu);
   if (st != LP_OK || code == EXIT_FAILED) return EXIT_FAILED;
   if (pid) return 0;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
