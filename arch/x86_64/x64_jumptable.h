@@ -9,8 +9,11 @@
  * back along fall-through predecessors: instructions that write neither the
  * flags nor the index may sit between the cmp and the ja (`mov edi, edi`),
  * register-to-register mov/movzx renames of the index are followed, and an
- * index loaded from a frame slot (`mov eX, [rbp+d]`, -O0) is bounded by
- * `cmp dword/qword [rbp+d], N` on that slot with no store in between.
+ * index loaded from memory (`mov eX, [rbp+d]` at -O0, `movzx eax, byte
+ * [rcx+rax]` at -O2) is bounded by a compare of that memory of the load's
+ * width with no store, and no change to its address registers, in between.
+ * N is unsigned at the compare's width (`cmp r15b, 0xb5`: 182 entries); a
+ * byte or word compare bounds only an index zero-extended from that width.
  * Reading the entries is the caller's business. */
 #ifndef X64_JUMPTABLE_H
 #define X64_JUMPTABLE_H
