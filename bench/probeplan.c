@@ -66,7 +66,8 @@ int main(int argc, char **argv) {
     const core_function *fn = &m->functions[i];
     if (keep && !bsearch(&fn->addr, keep, nkeep, sizeof *keep, cmp)) continue;
     reloc_function_desc d = {.entry = fn->addr, .lo = fn->addr, .hi = fn->addr + fn->size,
-                             .code = img.bytes, .code_base = img.base, .code_size = img.size};
+                             .code = img.bytes, .code_base = img.base, .code_size = img.size,
+                             .readonly = (const uint64_t(*)[2])m->readonly, .nreadonly = m->nreadonly};
     reloc_info info[3];
     int ok = 1;
     for (int k = 0; k < 3 && ok; k++) {

@@ -383,6 +383,9 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
       .code = image->bytes,
       .code_base = image->base + m->bias,
       .code_size = image->size,
+      .bias = m->bias,
+      .readonly = (const uint64_t(*)[2])m->file->module->readonly,
+      .nreadonly = m->file->module->nreadonly,
   };
   link_ctx links = {p};
   reloc_probes probes = probes_for(s, &links);

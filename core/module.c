@@ -381,7 +381,8 @@ static lp_status load(core_module *m, Elf *elf) {
   if (elf_getphdrnum(elf, &nphdr) != 0)
     return lp_fail("%s: bad program headers: %s", path, elf_errmsg(-1));
   m->exec = calloc(nphdr ? nphdr : 1, sizeof *m->exec);
-  if (!m->exec) return lp_fail("out of memory");
+  m->readonly = calloc(nphdr ? nphdr : 1, sizeof *m->readonly);
+  if (!m->exec || !m->readonly) return lp_fail("out of memory");
   int nload = 0;
   uint64_t eh_frame_hdr_addr = 0, eh_frame_hdr_size = 0;
   for (size_t i = 0; i < nphdr; i++) {
@@ -389,6 +390,10 @@ static lp_status load(core_module *m, Elf *elf) {
     if (!gelf_getphdr(elf, (int)i, &ph))
       return lp_fail("%s: bad program header %zu: %s", path, i, elf_errmsg(-1));
     if (ph.p_type == PT_DYNAMIC) m->dynamic = ph.p_vaddr;
+    if ((ph.p_type == PT_GNU_RELRO || (ph.p_type == PT_LOAD && !(ph.p_flags & PF_W))) && ph.p_filesz) {
+      m->readonly[m->nreadonly][0] = ph.p_vaddr;
+      m->readonly[m->nreadonly++][1] = ph.p_vaddr + ph.p_filesz;
+    }
     if (ph.p_type == PT_GNU_EH_FRAME) {
       eh_frame_hdr_addr = ph.p_vaddr;
       eh_frame_hdr_size = ph.p_filesz;
@@ -534,6 +539,7 @@ void core_module_close(core_module *m) {
   free(m->functions);
   free(m->plt_slots);
   free(m->exec);
+  free(m->readonly);
   free(m->path);
   free(m);
 }

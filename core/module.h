@@ -1,5 +1,6 @@
 /* module.h — an ELF module as lazyprobe sees it: its executable bytes as in
- * the file, and the functions discovered in it.
+ * the file, the ranges the program cannot change (read-only segments,
+ * RELRO), and the functions discovered in it.
  *
  * Functions come from .symtab, .dynsym and the .eh_frame FDEs (so stripped
  * binaries work); PLT stubs (.plt, .plt.got, .plt.sec) are not functions of the
@@ -55,6 +56,9 @@ typedef struct core_module {
   uint64_t dynamic;    /* PT_DYNAMIC p_vaddr, 0 if none (static programs) */
   core_segment *exec;  /* executable PT_LOAD segments */
   size_t nexec;
+  uint64_t (*readonly)[2]; /* link-time [lo, hi) whose bytes the program cannot change:
+                              PT_LOAD without PF_W (file part), PT_GNU_RELRO */
+  size_t nreadonly;
   core_function *functions; /* sorted by addr, one per distinct address */
   size_t nfunctions;
   core_plt_slot *plt_slots; /* sorted by name (then got) */

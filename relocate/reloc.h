@@ -24,6 +24,11 @@ typedef struct reloc_function_desc {
   const uint8_t *code;   /* original bytes; code[0] is at run-time address code_base */
   uint64_t code_base;
   size_t code_size;      /* decoding never reads outside [code_base, code_base+code_size) */
+  uint64_t bias;         /* run-time minus link-time addresses: the absolute addresses a
+                            PIE's jump tables hold in the file are link-time */
+  const uint64_t (*readonly)[2]; /* [lo, hi) at link time: bytes the program cannot change (a
+                                    jump table bounded only by its index's width must lie there) */
+  size_t nreadonly;
 } reloc_function_desc;
 
 /* What to count in a copy.  Every probe updates one 8-byte slot of a

@@ -1,7 +1,10 @@
 /* reloc_function.c — the whole-function relocator behind reloc.h.
  *
  * Owns the function-level work and the public entry points: recursive
- * decoding from the entry (worklist) and jump-table resolution, then the
+ * decoding from the entry (worklist) and jump-table resolution (a table whose
+ * base register is set away from its dispatch, the computed gotos of
+ * interpreters, is found in the whole function and checked again once all is
+ * decoded; one bounded only by its index's width must be read-only), then the
  * passes of the other files in order (reloc_internal.h): blocks and edges,
  * flags liveness, probe placement, and the measure pass of the layout; emit
  * runs the layout again for a destination.  Instruction encodings are left to
@@ -24,7 +27,12 @@ typedef struct builder {
   size_t *indirect;       /* indices of indirect jmps */
   size_t nindirect, capindirect, examined;
   bool leaves_to_original;
+  const uint64_t *unshared; /* tables left unresolved: arcs met a second dispatch through them */
+  size_t nunshared;
+  uint64_t shared;          /* such a table met now: decoding starts again without it */
 } builder;
+
+#define MAX_UNSHARED 8
 
 static bool grow(void **v, size_t *cap, size_t need, size_t size) {
   if (need <= *cap) return true;
@@ -174,17 +182,72 @@ static bool read_le(const reloc_function_desc *fn, uint64_t addr, size_t size, u
   return true;
 }
 
+/* Are [addr, addr + size) bytes the program cannot change? */
+static bool read_only(const reloc_function_desc *fn, uint64_t addr, uint64_t size) {
+  for (size_t k = 0; k < fn->nreadonly; k++) {
+    uint64_t lo = fn->readonly[k][0] + fn->bias, hi = fn->readonly[k][1] + fn->bias;
+    if (addr >= lo && addr <= hi && size <= hi - addr) return true;
+  }
+  return false;
+}
+
 /* Reads a matched table; false when it is not readable.  Entries may leave
  * the function (gcc sends a switch's cold cases to FUNC.cold): the copy's
- * table keeps those targets. */
-static bool read_table(const builder *b, const x64_table_match *m, uint64_t *targets) {
+ * table keeps those targets.  A table that only its index's width bounds
+ * (m->implicit) may be shorter than that: it ends before the first entry
+ * that does not land in the module's code (Lua's 83 opcodes under a mask of
+ * 128), and it must be read-only, or the entries read now may not be those
+ * the program jumps through. */
+static bool read_table(const builder *b, x64_table_match *m, uint64_t *targets) {
   size_t esize = m->kind == X64_TABLE_REL32 ? 4 : 8;
   for (size_t k = 0; k < m->nentries; k++) {
     uint64_t e;
     if (!read_le(b->fn, m->table + k * esize, esize, &e)) return false;
-    targets[k] = m->kind == X64_TABLE_REL32 ? m->table + (uint64_t)(int64_t)(int32_t)e : e;
+    targets[k] = m->kind == X64_TABLE_REL32 ? m->table + (uint64_t)(int64_t)(int32_t)e : e + b->fn->bias;
+    if (m->implicit && (targets[k] < b->fn->code_base || targets[k] - b->fn->code_base >= b->fn->code_size)) {
+      m->nentries = k;
+      break;
+    }
   }
-  return true;
+  return m->nentries > 0 && (!m->implicit || read_only(b->fn, m->table, m->nentries * esize));
+}
+
+/* Does the function end straight after instruction I (index), whatever I
+ * wrote: only fall-through instructions up to a ret or a jmp out of it (an
+ * epilogue's `pop r14; ...; ret`)? */
+static bool leaves_after(const reloc_plan *p, size_t i) {
+  for (int steps = 0; steps < 16; steps++) {
+    const x64_insn *in = &p->insns[i].x;
+    if (in->flow == X64_FLOW_RET) return true;
+    if (in->flow == X64_FLOW_JMP) return !inside(p, in->target);
+    if (in->flow != X64_FLOW_NEXT || in->addr + in->len >= p->hi) return false;
+    int32_t s = p->at[in->addr + in->len - p->lo];
+    if (s <= 0) return false;
+    i = (size_t)s - 1;
+  }
+  return false;
+}
+
+/* The table a register holds wherever a dispatch can read it: every decoded
+ * instruction that may write REG (a call: the caller-saved ones) is `lea
+ * REG, [rip+T]` with one T, or is followed by the function's end (the
+ * epilogue restoring it); *ref is one of the leas.  False when there is no
+ * such lea or another write. */
+static bool base_of(const reloc_plan *p, int reg, uint64_t *table, uint64_t *ref) {
+  *table = 0;
+  for (size_t i = 0; i < p->n; i++) {
+    const x64_insn *in = &p->insns[i].x;
+    if (!x64_insn_may_write(in, reg)) continue;
+    uint64_t t;
+    if (x64_insn_lea_rip(in, reg, &t)) {
+      if (*table && t != *table) return false;
+      *table = t;
+      *ref = in->addr;
+    } else if (!leaves_after(p, i)) {
+      return false;
+    }
+  }
+  return *table != 0;
 }
 
 /* Resolves the indirect jmps not yet examined; new tables add work. */
@@ -192,7 +255,8 @@ static bool read_table(const builder *b, const x64_table_match *m, uint64_t *tar
  * absolute disp32 without base (ABS64)? */
 static bool names_table(const x64_insn *in, const reloc_table *tb) {
   if (in->disp_size != 32) return false;
-  if (tb->kind == X64_TABLE_REL32) return in->rip_relative && in->rip_target == tb->table;
+  if (in->rip_relative) return in->rip_target == tb->table;
+  if (tb->kind == X64_TABLE_REL32) return false;
   for (unsigned k = 0; k < in->nops; k++) {
     const x64_operand *o = &in->op[k];
     if (o->type == X64_OP_MEM && o->base == 0 && (uint64_t)o->disp == tb->table) return true;
@@ -218,7 +282,10 @@ static lp_status resolve_tables(builder *b, bool *more) {
     size_t i = b->indirect[b->examined];
     const x64_insn *jmp = &p->insns[i].x;
     x64_table_match m = {0};
-    if (!x64_match_jump_table(jmp, prev_insn, p, &m)) {
+    bool matched = x64_match_jump_table(jmp, prev_insn, p, &m) &&
+                   (!m.base_reg || m.table || base_of(p, m.base_reg, &m.table, &m.ref));
+    for (size_t k = 0; matched && k < b->nunshared; k++) matched = m.table != b->unshared[k];
+    if (!matched) {
       /* jmp [rip+x]: a tail call through the GOT or a pointer, not a way back in */
       bool tail = jmp->rip_relative && jmp->op[0].type == X64_OP_MEM && jmp->op[0].index == 0;
       if (!tail) b->leaves_to_original = true;
@@ -233,6 +300,15 @@ static lp_status resolve_tables(builder *b, bool *more) {
     }
     size_t t = 0;
     while (t < p->ntables && !(p->tables[t].table == m.table && p->tables[t].kind == m.kind)) t++;
+    if (t < p->ntables && p->probes.arcs && b->nunshared < MAX_UNSHARED) {
+      /* a second dispatch through one table (an interpreter's computed
+       * gotos): the stubs that count one dispatch's arcs would need table
+       * entries of their own, which the other dispatches read too */
+      free(targets);
+      b->shared = m.table;
+      *more = false;
+      return LP_OK;
+    }
     if (t == p->ntables) {
       reloc_table *nt = realloc(p->tables, (p->ntables + 1) * sizeof *nt);
       if (!nt) {
@@ -240,7 +316,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
         return lp_fail("out of memory");
       }
       p->tables = nt;
-      p->tables[p->ntables++] = (reloc_table){m.kind, m.table, m.nentries, targets, -1};
+      p->tables[p->ntables++] = (reloc_table){m.kind, m.table, m.nentries, targets, -1, m.base_reg};
     } else if (m.nentries > p->tables[t].nentries) { /* same table, wider bound */
       free(p->tables[t].targets);
       p->tables[t].targets = targets;
@@ -321,28 +397,46 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
   if (fn->entry < fn->code_base || fn->entry - fn->code_base >= fn->code_size)
     return lp_fail("no code bytes at entry 0x%" PRIx64, fn->entry);
 
-  reloc_plan *p = calloc(1, sizeof *p);
-  if (!p) return lp_fail("out of memory");
-  p->entry = fn->entry;
-  p->lo = fn->lo;
-  p->hi = fn->hi;
-  if (probes) p->probes = *probes;
-  size_t span = (size_t)(fn->hi - fn->lo);
-  p->at = calloc(span, sizeof *p->at);
-  builder b = {.p = p, .fn = fn};
-  uint64_t code_end = fn->code_base + fn->code_size;
-  b.dhi = code_end < fn->hi ? code_end : fn->hi;
-
-  lp_status st = LP_ERR;
-  if (!p->at) {
-    lp_fail("out of memory");
-    goto out;
-  }
-  if (push_work(&b, fn->entry) != LP_OK) goto out;
-  bool more = true;
-  while (more) {
-    if (drain(&b) != LP_OK) goto out;
-    if (resolve_tables(&b, &more) != LP_OK) goto out;
+  /* decoding, again without the tables arcs cannot count through */
+  uint64_t unshared[MAX_UNSHARED];
+  size_t nunshared = 0;
+  reloc_plan *p;
+  builder b;
+  lp_status st;
+  do {
+    st = LP_ERR;
+    if (!(p = calloc(1, sizeof *p))) return lp_fail("out of memory");
+    p->entry = fn->entry;
+    p->lo = fn->lo;
+    p->hi = fn->hi;
+    if (probes) p->probes = *probes;
+    p->at = calloc((size_t)(fn->hi - fn->lo), sizeof *p->at);
+    uint64_t code_end = fn->code_base + fn->code_size;
+    b = (builder){.p = p, .fn = fn, .unshared = unshared, .nunshared = nunshared};
+    b.dhi = code_end < fn->hi ? code_end : fn->hi;
+    if (!p->at) {
+      lp_fail("out of memory");
+      goto out;
+    }
+    if (push_work(&b, fn->entry) != LP_OK) goto out;
+    bool more = true;
+    while (more) {
+      if (drain(&b) != LP_OK) goto out;
+      if (resolve_tables(&b, &more) != LP_OK) goto out;
+    }
+    if (b.shared) {
+      unshared[nunshared++] = b.shared;
+      free(b.work);
+      free(b.indirect);
+      reloc_plan_free(p);
+    }
+  } while (b.shared);
+  for (size_t t = 0; t < p->ntables; t++) { /* the cases decoded through it keep the base */
+    uint64_t table, ref;
+    if (p->tables[t].base_reg && (!base_of(p, p->tables[t].base_reg, &table, &ref) || table != p->tables[t].table)) {
+      lp_fail("the register holding the jump table at 0x%" PRIx64 " is written in a case", p->tables[t].table);
+      goto out;
+    }
   }
   name_copies_of_tables(p);
   sort_insns(p);

@@ -20,6 +20,8 @@ typedef struct reloc_table {
   size_t nentries;
   uint64_t *targets; /* original targets; those outside the function stay as they are */
   int64_t block;     /* the block whose indirect jmp dispatches through it; -1 none */
+  int base_reg;      /* the register every write of which is `lea base_reg, [rip+table]`
+                        (computed gotos in PIC code), checked again once all is decoded; 0 */
 } reloc_table;
 
 typedef struct reloc_insn {

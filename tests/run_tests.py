@@ -962,8 +962,21 @@ DUMP_ARCS_ONLY = os.path.join(TEST_COLLECTORS, 'dump_arcs_only.lua')  # arcs=tru
 # flow conservation (arcs/).  Not here: sigalrm (its busy loop runs until a
 # timer fires: block counts depend on time, so two runs differ), sleeper
 # (never ends), and the programs that need arguments (maps_check, marker).
-PROBE_PROGRAMS = ['fib', 'jumptable', 'bytetable', 'tailcall', 'funcptr', 'qsort_cb', 'longjmp', 'segv',
+PROBE_PROGRAMS = ['fib', 'jumptable', 'bytetable', 'cgoto', 'tailcall', 'funcptr', 'qsort_cb', 'longjmp', 'segv',
                   'many', 'sigusr1', 'echo_stdin', 'tiny', 'exit_status', 'abort', 'branches']
+
+# Levels a program of PROBE_PROGRAMS is not compared at: at -O0 gcc sends
+# every computed goto of cgoto to one shared `jmp *%rax` by a jmp, so the
+# table load is not on the fall-through path back from it; the relocator does
+# not follow jumps back and that dispatch leaves the copy.
+PROBE_SKIP = {'cgoto': {'O0'}}
+
+# Programs arcs/ does not check: cgoto's handlers all dispatch through one
+# table, and counting one dispatch's arcs needs table entries of its own
+# (stubs) that the other dispatches would read too, so under arcs the
+# relocator leaves such a table unresolved: the copy is left at its first
+# dispatch and the graph differs from the blocks run's by construction.
+ARCS_SKIP = {'cgoto'}
 
 # Executions callgrind does not count: callgrind adds the cost of a
 # superblock when it completes, so in a superblock that faults no instruction
@@ -1420,7 +1433,7 @@ def test_arcs_known(ctx, opt):
 # levels.  At -O2 only lines that have code of their own in the plain build
 # can be compared (rule 3 below), which is what optimisation changes.
 GCOV_PROGRAMS = [('fib', 'O0'), ('branches', 'O0'), ('qsort_cb', 'O0'), ('longjmp', 'O0'),
-                 ('fib', 'O2'), ('branches', 'O2')]
+                 ('fib', 'O2'), ('branches', 'O2'), ('cgoto', 'O2')]
 
 
 def dwarf_code_lines(binary, src_base):
@@ -2173,10 +2186,13 @@ def main():
         jobs.append(('collectors/cover_sweep', lambda: test_cover_sweep(ctx)))
         for pn in PROBE_PROGRAMS:
             for o in OPTS:
+                if o in PROBE_SKIP.get(pn, ()):
+                    continue
                 jobs.append(('blocks/%s/%s-nopie-sym' % (pn, o),
                              lambda pn=pn, o=o: test_blocks(ctx, pn, o)))
-                jobs.append(('arcs/%s/%s-nopie-sym' % (pn, o),
-                             lambda pn=pn, o=o: test_arcs(ctx, pn, o)))
+                if pn not in ARCS_SKIP:
+                    jobs.append(('arcs/%s/%s-nopie-sym' % (pn, o),
+                                 lambda pn=pn, o=o: test_arcs(ctx, pn, o)))
         for o in OPTS:
             jobs.append(('arcs/branches/%s-nopie-g' % o, lambda o=o: test_arcs_known(ctx, o)))
         for pn, o in GCOV_PROGRAMS:

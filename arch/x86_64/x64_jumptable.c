@@ -61,9 +61,18 @@ static bool may_write(const effects *e, int reg) {
   return false;
 }
 
-static bool writes(const x64_insn *i, int reg) {
+bool x64_insn_may_write(const x64_insn *i, int reg) {
   effects e = effects_of(i);
   return may_write(&e, reg);
+}
+
+static bool writes(const x64_insn *i, int reg) { return x64_insn_may_write(i, reg); }
+
+bool x64_insn_lea_rip(const x64_insn *i, int reg, uint64_t *target) {
+  if (i->mnemonic != ZYDIS_MNEMONIC_LEA || !i->rip_relative || !is_reg(&i->op[0], reg) || i->op[0].size != 64)
+    return false;
+  *target = i->rip_target;
+  return true;
 }
 
 /* }=== */
@@ -88,6 +97,26 @@ static bool same_memory(const x64_operand *a, const x64_operand *b) {
  * byte [rcx+rax]` at -O2), the check is on that memory, `cmp byte/dword [m], N`
  * of the load's width, and nothing between the compare and the load may store
  * to memory or change the registers that address it. */
+/* An index zero-extended from BITS allows 2^BITS entries: the tighter of
+ * that and IMPLICIT (0: none yet); words and wider do not bound a table. */
+static size_t tighter(size_t implicit, unsigned bits) {
+  if (bits != 8) return implicit;
+  return implicit && implicit < 256 ? implicit : 256;
+}
+
+/* No compare bounds the index: IMPLICIT (its width or a mask) does, when
+ * there is one; the match says so.  Only for tables of absolute addresses
+ * (computed gotos hold their labels'), and not when a ja/jae tests a bound
+ * compare of another register (`cmp r12d, 7` on a copy of the index): a
+ * switch's table is shorter than its index's width, and what follows it
+ * (the next table's entries) would be read as targets. */
+static bool bound_by_width(size_t implicit, bool unknown_check, x64_table_match *out) {
+  if (!implicit || unknown_check || out->kind != X64_TABLE_ABS64) return false;
+  out->nentries = implicit;
+  out->implicit = true;
+  return true;
+}
+
 static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn prev, void *ctx,
                        x64_table_match *out) {
   bool have_bound = false, have_lea = lea_reg == 0;
@@ -95,6 +124,8 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
   bool in_memory = false; /* the index came from the memory operand `loaded` */
   x64_operand loaded = {0};
   unsigned narrow = 0; /* the index is zero-extended from this many bits (movzx), 0: not known */
+  size_t implicit = 0;  /* entries its width or a mask allows (no compare yet), 0: unbounded */
+  bool unknown_check = false; /* a ja/jae tests `cmp R, N` with R not known to be the index */
   const x64_insn *i = prev(ctx, from);
   for (int steps = 0; i && steps < SCAN_LIMIT && !(have_bound && have_lea);
        steps++, i = prev(ctx, i)) {
@@ -110,7 +141,11 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       if (may_write(&e, lea_reg)) return false;
     }
     if (have_bound) continue;
-    if (e.everything) return false;
+    if (e.everything) {
+      if (!bound_by_width(implicit, unknown_check, out)) return false;
+      have_bound = true;
+      continue;
+    }
     if (i->mnemonic == ZYDIS_MNEMONIC_JNBE || i->mnemonic == ZYDIS_MNEMONIC_JNB) {
       pending = i->mnemonic == ZYDIS_MNEMONIC_JNBE ? 1 : 2;
       continue;
@@ -127,29 +162,40 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       have_bound = true;
       continue;
     }
+    if (pending && i->mnemonic == ZYDIS_MNEMONIC_CMP && b->type == X64_OP_IMM) unknown_check = true;
     if (e.flags) pending = 0; /* the ja tests these flags, not an earlier compare's */
     if (in_memory) {
       if (e.memory || (loaded.base && may_write(&e, loaded.base)) ||
-          (loaded.index && may_write(&e, loaded.index)))
-        return false;
+          (loaded.index && may_write(&e, loaded.index))) {
+        if (!bound_by_width(implicit, unknown_check, out)) return false;
+        have_bound = true;
+      }
       continue;
     }
     bool mov = i->mnemonic == ZYDIS_MNEMONIC_MOV, movzx = i->mnemonic == ZYDIS_MNEMONIC_MOVZX;
     if ((mov || movzx) && is_reg(a, idx) && a->size >= 32 && b->type == X64_OP_REG) {
       idx = b->reg; /* mov eX, eY / movzx eX, Yl: the index came from Y */
-      if (movzx) narrow = b->size;
+      if (movzx) narrow = b->size, implicit = tighter(implicit, b->size);
       continue;
     }
     if (((mov && b->size == a->size) || movzx) && is_reg(a, idx) && a->size >= 32 &&
         b->type == X64_OP_MEM && !i->rip_relative) { /* mov eX, [m] / movzx eX, byte [m] */
       in_memory = true;
       loaded = *b;
-      if (movzx) narrow = b->size;
+      if (movzx) narrow = b->size, implicit = tighter(implicit, b->size);
       continue;
     }
-    if (may_write(&e, idx)) return false;
+    if (i->mnemonic == ZYDIS_MNEMONIC_AND && is_reg(a, idx) && a->size >= 32 && b->type == X64_OP_IMM &&
+        b->imm > 0 && b->imm < MAX_ENTRIES && ((b->imm + 1) & b->imm) == 0) {
+      implicit = implicit && implicit < (size_t)b->imm + 1 ? implicit : (size_t)b->imm + 1; /* and eX, 2^k-1 */
+      continue; /* what X held before is bounded by any compare further back too */
+    }
+    if (may_write(&e, idx)) {
+      if (!bound_by_width(implicit, unknown_check, out)) return false;
+      have_bound = true;
+    }
   }
-  return have_bound && have_lea;
+  return (have_bound || bound_by_width(implicit, unknown_check, out)) && have_lea;
 }
 
 /* `add JREG, OTHER` (64 bits) before JMP, JREG not written in between; JMP is `jmp JREG`. */
@@ -285,7 +331,9 @@ static bool match_abs64(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_
   return find_bound(jmp, m->index, 0, prev, ctx, out);
 }
 
-/* gcc -O0, non-PIE: mov rJ, qword [rX*8+T] … jmp rJ (the mov names T) */
+/* gcc -O0, non-PIE: mov rJ, qword [rX*8+T] … jmp rJ (the mov names T);
+ * computed gotos, PIE: lea rB, [rip+T] … mov rJ, qword [rB+rX*8] … jmp rJ, the
+ * lea anywhere in the function when not on the way back (base_reg). */
 static bool match_abs64_load(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
                              x64_table_match *out) {
   const x64_operand *t = &jmp->op[0];
@@ -295,11 +343,18 @@ static bool match_abs64_load(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
   for (int steps = 0; i && steps < SCAN_LIMIT; steps++, i = prev(ctx, i)) {
     const x64_operand *a = &i->op[0], *m = &i->op[1];
     if (i->mnemonic == ZYDIS_MNEMONIC_MOV && is_reg(a, jreg) && a->size == 64 &&
-        m->type == X64_OP_MEM && m->base == 0 && m->index != 0 && m->scale == 8 &&
-        m->size == 64 && i->disp_size == 32 && !i->rip_relative) {
+        m->type == X64_OP_MEM && m->index != 0 && m->scale == 8 && m->size == 64 &&
+        !i->rip_relative) {
       out->kind = X64_TABLE_ABS64;
-      out->table = (uint64_t)m->disp;
-      out->ref = i->addr;
+      if (m->base == 0) {
+        if (i->disp_size != 32) return false;
+        out->table = (uint64_t)m->disp;
+        out->ref = i->addr;
+        return find_bound(i, m->index, 0, prev, ctx, out);
+      }
+      if (m->disp != 0 || m->base == m->index) return false;
+      if (find_bound(i, m->index, m->base, prev, ctx, out)) return true;
+      *out = (x64_table_match){.kind = X64_TABLE_ABS64, .base_reg = m->base};
       return find_bound(i, m->index, 0, prev, ctx, out);
     }
     if (writes(i, jreg)) return false;

@@ -14,7 +14,14 @@
  * width with no store, and no change to its address registers, in between.
  * N is unsigned at the compare's width (`cmp r15b, 0xb5`: 182 entries); a
  * byte or word compare bounds only an index zero-extended from that width.
- * Reading the entries is the caller's business. */
+ * Without a compare (computed gotos: Lua's and CPython's dispatch), the
+ * index's width bounds it: `and eX, 2^k-1` or a zero-extended byte, and
+ * (ABS64) `mov rJ, qword [rB+rX*8]` with rB holding T is accepted too.
+ * Reading the entries is the caller's business.
+ *
+ * x64_insn_may_write(i, reg): may I change REG (widened)?  A call clobbers
+ * the caller-saved registers.  x64_insn_lea_rip(i, reg, &t): is I `lea REG,
+ * [rip+t]` (64 bits)? */
 #ifndef X64_JUMPTABLE_H
 #define X64_JUMPTABLE_H
 
@@ -37,6 +44,12 @@ typedef struct x64_table_match {
                         the mov that loads the entry (ABS64, -O0) */
   uint64_t ref2;     /* a second instruction naming T (the -O0 PIC form's other
                         lea), or 0 */
+  int base_reg;      /* ABS64 `mov rJ, [rB+rX*8]`: rB holds T, set by no lea found on the
+                        way back (table and ref 0): the caller finds it in the whole
+                        function; 0 otherwise */
+  bool implicit;     /* no compare bounds the index: nentries is what its width (movzx
+                        from a byte: 256) or a mask (and eX, 2^k-1) allows; the caller
+                        must check the entries */
 } x64_table_match;
 
 /* The instruction that falls through into CUR (ends at CUR's address and does
@@ -45,5 +58,8 @@ typedef const x64_insn *(*x64_prev_insn)(void *ctx, const x64_insn *cur);
 
 bool x64_match_jump_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
                           x64_table_match *out);
+
+bool x64_insn_may_write(const x64_insn *i, int reg);
+bool x64_insn_lea_rip(const x64_insn *i, int reg, uint64_t *target);
 
 #endif

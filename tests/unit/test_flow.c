@@ -265,7 +265,8 @@ static void run_copy(const char *name, void *so, const image *im) {
     return;
   }
   uint64_t entry = (uint64_t)f;
-  reloc_function_desc d = {entry, entry, entry + sym->st_size, im->bytes, im->base, im->size};
+  reloc_function_desc d = {.entry = entry, .lo = entry, .hi = entry + sym->st_size, .code = im->bytes,
+                           .code_base = im->base, .code_size = im->size};
   reloc_probes pr = {.entry = true, .blocks = RELOC_BLOCKS_COUNT, .arcs = true, .calls = true};
   reloc_plan *p;
   reloc_info info;

@@ -36,10 +36,16 @@ typedef struct fn_case {
   uint64_t base;    /* run-time address of code[0] (SRC when 0) */
 } fn_case;
 
+/* The read-only ranges every case is planned with (a test of tables that
+ * only their index's width bounds sets them; none otherwise). */
+static const uint64_t (*readonly)[2];
+static size_t nreadonly;
+
 static reloc_function_desc desc(const fn_case *c) {
   uint64_t base = c->base ? c->base : SRC;
   return (reloc_function_desc){.entry = base + c->entry, .lo = base, .hi = base + c->fn_size,
-                               .code = c->code, .code_base = base, .code_size = c->code_size};
+                               .code = c->code, .code_base = base, .code_size = c->code_size,
+                               .readonly = readonly, .nreadonly = nreadonly};
 }
 
 static void dump(const char *what, const uint8_t *b, size_t n) {
@@ -1144,6 +1150,87 @@ static void test_table_byte_bounds(void) {
   }
 }
 
+/* Computed gotos in PIC code (Lua's, CPython's dispatch): the table's
+ * address is loaded once at the entry (lea r8, [rip+T]), every handler ends
+ * with its own dispatch `mov rcx, [r8+rax*8]; jmp rcx`, and only `and eax, 3`
+ * bounds the index.  A jmp separates the lea from the first dispatch, so that
+ * r8 is found to hold T in the whole function (every other write of it is
+ * followed by the function's end), not on the way back.  Resolved when the
+ * table is read-only; not when it may change; the plan fails when a case
+ * decoded through the table writes r8 and goes on to a dispatch. */
+static void test_table_computed_goto(void) {
+  enum { T = 0x38 };
+  static const uint8_t dispatch[] = {
+      0x0f, 0xb6, 0x07,       /* movzx eax, byte [rdi] */
+      0x83, 0xe0, 0x03,       /* and eax, 3 */
+      0x49, 0x8b, 0x0c, 0xc0, /* mov rcx, [r8+rax*8] */
+      0xff, 0xe1,             /* jmp rcx */
+  };
+  /* case 3, at 0x2a: */
+  static const uint8_t case3_plain[] = {0x31, 0xc0, 0xc3, 0x90, 0x90, 0x90, 0x90}; /* xor eax, eax; ret */
+  static const uint8_t case3_epilogue[] = {0x49, 0x89, 0xf8, 0x31, 0xc0, 0xc3, 0x90}; /* mov r8, rdi; xor; ret */
+  static const uint8_t case3_jumps[] = {0x49, 0x89, 0xf8, 0xeb, 0xec, 0x90, 0x90}; /* mov r8, rdi; jmp 1b */
+  static const uint8_t *const case3[4] = {case3_plain, case3_epilogue, case3_jumps, case3_plain};
+  static const char *const names[4] = {
+      "computed goto, PIC", "computed goto, PIC, base register restored before a ret",
+      "computed goto, PIC, base register written in a case", "computed goto, PIC, table not read-only"};
+  static uint8_t in[T + 32];
+  for (int v = 0; v < 4; v++) {
+    memset(in, 0xcc, sizeof in);
+    static const uint8_t head[] = {0x4c, 0x8d, 0x05, T - 7, 0, 0, 0, /* 00: lea r8, [rip+T] */
+                                   0xeb, 0x00};                     /* 07: jmp 09 */
+    memcpy(in, head, sizeof head);
+    memcpy(in + 0x09, dispatch, sizeof dispatch);      /* 09..14: dispatch */
+    static const uint8_t c01[] = {0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3}; /* 15: case 0, 18: case 1 */
+    memcpy(in + 0x15, c01, sizeof c01);
+    in[0x1b] = 0x48, in[0x1c] = 0xff, in[0x1d] = 0xc7; /* 1b: case 2: inc rdi, then dispatch again */
+    memcpy(in + 0x1e, dispatch, sizeof dispatch);      /* 1e..29 */
+    memcpy(in + 0x2a, case3[v], 7);                    /* 2a: case 3 */
+    static const uint64_t cases[4] = {0x15, 0x18, 0x1b, 0x2a};
+    for (size_t k = 0; k < 4; k++) {
+      uint64_t e = SRC + cases[k];
+      memcpy(in + T + 8 * k, &e, 8);
+    }
+    uint64_t ro[1][2] = {{SRC + T, SRC + T + 32}};
+    readonly = v == 3 ? NULL : (const uint64_t(*)[2])ro;
+    nreadonly = v == 3 ? 0 : 1;
+    fn_case c = {names[v], in, sizeof in, T, 0, 0};
+    const char *name = names[v];
+    if (v == 2) {
+      expect_plan_failure(&c, "written in a case");
+    } else {
+      reloc_info info;
+      uint8_t *out;
+      reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+      if (v == 3) {
+        CHECK(p && info.njump_tables == 0 && info.leaves_to_original, "%zu tables, leaves %d",
+              info.njump_tables, info.leaves_to_original);
+      } else {
+        CHECK(p && info.njump_tables == 1 && !info.leaves_to_original, "%zu tables, leaves %d",
+              info.njump_tables, info.leaves_to_original);
+        x64_insn l;
+        if (p && out && reloc_copy_offset(p, SRC) == 0 && x64_decode(out, 15, DEST, &l)) {
+          uint64_t table = l.rip_target; /* the copy's lea names the copy's table: */
+          bool inside = table >= DEST && table + 32 <= DEST + info.copy_size;
+          CHECK(inside, "the lea names no table of the copy");
+          for (size_t k = 0; k < 4 && inside; k++) {
+            uint64_t e;
+            memcpy(&e, out + (table - DEST) + 8 * k, 8);
+            CHECK(e == DEST + (uint64_t)reloc_copy_offset(p, SRC + cases[k]),
+                  "entry %zu does not reach the copy of case 0x%" PRIx64, k, cases[k]);
+          }
+        } else {
+          CHECK(0, "the copy does not start with the lea");
+        }
+      }
+      reloc_plan_free(p);
+      free(out);
+    }
+  }
+  readonly = NULL;
+  nreadonly = 0;
+}
+
 static void test_table_absolute(void) {
   static const uint8_t in[] = {
       0x83, 0xff, 0x02,                               /* 00: cmp edi, 2 */
@@ -1626,6 +1713,7 @@ int main(void) {
   test_table_pic();
   test_table_pic_variant();
   test_table_byte_bounds();
+  test_table_computed_goto();
   test_table_absolute();
   test_table_gcc_o2_nopie();
   test_table_gcc_o0_nopie();
