@@ -77,6 +77,19 @@ bool x64_insn_lea_rip(const x64_insn *i, int reg, uint64_t *target) {
 
 /* }=== */
 
+/* A `mov [m], x` whose bytes lie apart from LOADED's (same base and index,
+ * displacements that do not overlap): gcc stores a flag next to the byte it
+ * switches on (`cmpb $8, 0x65(%rbx); movb $1, 0x67(%rbx); ja; movzbl
+ * 0x65(%rbx), %eax`). */
+static bool stores_beside(const x64_insn *i, const x64_operand *loaded) {
+  const x64_operand *m = &i->op[0];
+  if (i->mnemonic != ZYDIS_MNEMONIC_MOV || m->type != X64_OP_MEM || i->rip_relative ||
+      m->base != loaded->base || m->index != loaded->index || m->scale != loaded->scale)
+    return false;
+  int64_t a = m->disp, b = loaded->disp;
+  return a + (int64_t)(m->size / 8) <= b || b + (int64_t)(loaded->size / 8) <= a;
+}
+
 /* The same memory operand: base, index, scale, displacement and width. */
 static bool same_memory(const x64_operand *a, const x64_operand *b) {
   return a->type == X64_OP_MEM && b->type == X64_OP_MEM && a->base == b->base &&
@@ -165,7 +178,7 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
     if (pending && i->mnemonic == ZYDIS_MNEMONIC_CMP && b->type == X64_OP_IMM) unknown_check = true;
     if (e.flags) pending = 0; /* the ja tests these flags, not an earlier compare's */
     if (in_memory) {
-      if (e.memory || (loaded.base && may_write(&e, loaded.base)) ||
+      if ((e.memory && !stores_beside(i, &loaded)) || (loaded.base && may_write(&e, loaded.base)) ||
           (loaded.index && may_write(&e, loaded.index))) {
         if (!bound_by_width(implicit, unknown_check, out)) return false;
         have_bound = true;

@@ -1085,7 +1085,7 @@ static void test_table_pic_variant(void) {
  * index, or a memory compare with a store before the load. */
 static void test_table_byte_bounds(void) {
   enum { T = 0x28, N = 131 };
-  static const uint8_t head[5][0x1c] = {
+  static const uint8_t head[6][0x1c] = {
       {0x48, 0x8d, 0x0d, 0x21, 0x00, 0x00, 0x00, /* 00: lea rcx, [rip+0x21] (T = 28) */
        0x40, 0x80, 0xff, 0x82,                   /* 07: cmp dil, 0x82 */
        0x77, 0x14,                               /* 0b: ja 21 */
@@ -1109,14 +1109,19 @@ static void test_table_byte_bounds(void) {
       {0x48, 0x8d, 0x0d, 0x21, 0x00, 0x00, 0x00, 0x80, 0x7e, 0x01, 0x02, 0x77, 0x14,
        0x0f, 0xb6, 0x46, 0x02,                   /* 0d: movzx eax, byte [rsi+2]: another byte */
        0x90, 0x48, 0x63, 0x04, 0x81, 0x48, 0x01, 0xc8, 0x3e, 0xff, 0xe0},
+      {0x48, 0x8d, 0x0d, 0x21, 0x00, 0x00, 0x00, 0x80, 0x7e, 0x01, 0x02,
+       0x88, 0x06,                               /* 0b: mov [rsi], al: beside the byte */
+       0x77, 0x12,                               /* 0d: ja 21 */
+       0x0f, 0xb6, 0x46, 0x01,                   /* 0f: movzx eax, byte [rsi+1] */
+       0x48, 0x63, 0x04, 0x81, 0x48, 0x01, 0xc8, 0xff, 0xe0},
   };
-  static const char *const names[5] = {
+  static const char *const names[6] = {
       "jump table, cmp dil, 0x82 (131 entries)", "jump table, byte compare of a 32-bit index",
       "jump table, cmp byte [rsi+1]", "jump table, store between compare and load",
-      "jump table, compare and load of different bytes"};
-  static const size_t want_entries[5] = {N, 0, 3, 0, 0};
+      "jump table, compare and load of different bytes", "jump table, store beside the compared byte"};
+  static const size_t want_entries[6] = {N, 0, 3, 0, 0, 3};
   static uint8_t in[T + 4 * N];
-  for (size_t v = 0; v < 5; v++) {
+  for (size_t v = 0; v < 6; v++) {
     memset(in, 0xcc, sizeof in);
     memcpy(in, head[v], sizeof head[v]);
     static const uint8_t cases[] = {0xb0, 0x01, 0xc3, 0xb0, 0x02, 0x31, 0xc0, 0xc3};
