@@ -376,6 +376,8 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
   const core_function *fn = &m->file->module->functions[i];
   const core_image *image = &m->file->image;
   uint64_t entry = fn->addr + m->bias;
+  reloc_cfi cfi;
+  bool has_cfi = find_cfi(m, fn, &cfi);
   reloc_function_desc desc = {
       .entry = entry,
       .lo = entry,
@@ -386,6 +388,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
       .bias = m->bias,
       .readonly = (const uint64_t(*)[2])m->file->module->readonly,
       .nreadonly = m->file->module->nreadonly,
+      .cfi = has_cfi ? &cfi : NULL,
   };
   link_ctx links = {p};
   reloc_probes probes = probes_for(s, &links);
@@ -424,8 +427,6 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
     reloc_plan_free(plan);
     return leave_native(s, p, m, i, copy ? lp_error() : "out of memory");
   }
-  reloc_cfi cfi;
-  bool has_cfi = find_cfi(m, fn, &cfi);
   if (describe_copy(p, fn, has_cfi ? &cfi : NULL, plan, dest, info.copy_size) != LP_OK) {
     free(copy);
     reloc_plan_free(plan);

@@ -18,6 +18,8 @@
 
 #include "lp_status.h"
 
+struct reloc_cfi; /* reloc_unwind.h */
+
 typedef struct reloc_function_desc {
   uint64_t entry;        /* run-time address of the entry */
   uint64_t lo, hi;       /* run-time bounds [lo, hi) of the function's bytes */
@@ -29,6 +31,9 @@ typedef struct reloc_function_desc {
   const uint64_t (*readonly)[2]; /* [lo, hi) at link time: bytes the program cannot change (a
                                     jump table bounded only by its index's width must lie there) */
   size_t nreadonly;
+  const struct reloc_cfi *cfi; /* the original's call frame information, or NULL: an indirect
+                                  jmp that reads no table where the frame is gone is a tail
+                                  call, not a way back into the original body */
 } reloc_function_desc;
 
 /* What to count in a copy.  Every probe updates one 8-byte slot of a

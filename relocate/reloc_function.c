@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "reloc_internal.h"
+#include "reloc_unwind.h"
 
 /* {=== decoding ===*/
 
@@ -286,8 +287,11 @@ static lp_status resolve_tables(builder *b, bool *more) {
                    (!m.base_reg || m.table || base_of(p, m.base_reg, &m.table, &m.ref));
     for (size_t k = 0; matched && k < b->nunshared; k++) matched = m.table != b->unshared[k];
     if (!matched) {
-      /* jmp [rip+x]: a tail call through the GOT or a pointer, not a way back in */
-      bool tail = jmp->rip_relative && jmp->op[0].type == X64_OP_MEM && jmp->op[0].index == 0;
+      /* jmp [rip+x]: a tail call through the GOT or a pointer, not a way back in;
+       * nor is a jump through a pointer once the frame is gone */
+      bool tail = (jmp->rip_relative && jmp->op[0].type == X64_OP_MEM && jmp->op[0].index == 0) ||
+                  (b->fn->cfi && !x64_jump_reads_table(jmp, prev_insn, p) &&
+                   reloc_cfi_returns_from(b->fn->cfi, jmp->addr));
       if (!tail) b->leaves_to_original = true;
       continue;
     }

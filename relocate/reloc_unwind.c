@@ -9,7 +9,10 @@
  * flags save a CFA computed from rsp gets the bytes rsp is lower there
  * (reloc_origin.sp_below; a CFA by expression is left as it is).  The CIE keeps the
  * original factors and initial instructions (copied as they are), with code
- * alignment 1 for the new advances.  The LSDA is reloc_lsda.c's. */
+ * alignment 1 for the new advances.  The LSDA is reloc_lsda.c's.  The same
+ * rows answer two questions about the original: does its frame start as a
+ * call leaves it (reloc_cfi_starts_called), and is it gone at an address
+ * (reloc_cfi_returns_from: an indirect jmp there is a tail call). */
 #include <inttypes.h>
 
 #include "reloc_dwarf.h"
@@ -309,6 +312,18 @@ bool reloc_cfi_starts_called(const reloc_cfi *cfi) {
   }
   free(in.rows);
   return called;
+}
+
+bool reloc_cfi_returns_from(const reloc_cfi *cfi, uint64_t addr) {
+  interp in = {.cfi = cfi};
+  bool gone = false; /* what cannot be read proves nothing */
+  if (interpret(&in) == LP_OK) {
+    const frame_state *s = NULL;
+    for (size_t k = 0; k < in.nrows && in.rows[k].loc <= addr; k++) s = &in.rows[k].state;
+    gone = s && !s->cfa_expr && s->cfa_reg == DWARF_RSP && s->cfa_off == 8;
+  }
+  free(in.rows);
+  return gone;
 }
 
 lp_status reloc_unwind_build(const reloc_plan *plan, const reloc_cfi *cfi, uint64_t dest,

@@ -84,6 +84,11 @@ lp_status reloc_unwind_build(const reloc_plan *plan, const reloc_cfi *cfi, uint6
  * read. */
 bool reloc_cfi_starts_called(const reloc_cfi *cfi);
 
+/* Is the original's frame at ADDR gone, its return address on top of the
+ * stack (CFA = rsp + 8), as at its entry: an indirect jmp there that reads
+ * no table is a tail call.  False when the program cannot be read. */
+bool reloc_cfi_returns_from(const reloc_cfi *cfi, uint64_t addr);
+
 /* Writes the run-time address where U->lsda will be into the FDE. */
 void reloc_unwind_place_lsda(reloc_unwind *u, uint64_t lsda_addr);
 

@@ -1671,6 +1671,34 @@ def test_out_report_elsewhere(ctx, prog_name):
     return [(name, probs)]
 
 
+def test_out_partial_note(ctx, opt):
+    """outputs/partial_note/Ox: the coverage collector names the functions measured
+    only up to an indirect jump (tests/corpus/tailptr.c): writable_dispatch, whose
+    computed-goto table is in writable memory, and not via_pointer, whose `jmp
+    *%rax` through a struct's function pointer comes after its frame is gone (a
+    tail call: nothing of it runs unmeasured)."""
+    name = 'outputs/partial_note/%s' % opt
+    binary, err = build_extra(ctx, 'tailptr', '%s-g' % opt, ['-%s' % opt, '-g'])
+    if err:
+        return [(name, [err])]
+    s = ctx.scratch(name)
+    cmd = [ctx.lp, 'run', '-c', 'coverage', '-o', os.path.join(s, 'out'), '--', binary]
+    st, out, lerr, to = run_proc(cmd, timeout=RUN_TIMEOUT)
+    nst, nout, _, _ = run_proc([binary])
+    note = [l for l in lerr.decode(errors='replace').splitlines() if 'measured only up to' in l]
+    probs = []
+    if (st, out) != (nst, nout):
+        probs.append('status/stdout differ from the native run (%d vs %d)' % (st, nst))
+    named = set(note[0].rsplit(': ', 1)[1].split(', ')) if note else set()
+    if 'writable_dispatch' not in named:
+        probs.append('writable_dispatch not named as measured in part: %r' % (note or lerr[-300:]))
+    if 'via_pointer' in named:
+        probs.append('via_pointer (a tail call through a pointer) named as measured in part: %r' % note)
+    if probs:
+        probs[0] += '  [repro: %s]' % ' '.join(cmd)
+    return [(name, probs)]
+
+
 def annotate_edges(path, exe, threshold_args=('--threshold=100',)):
     """{(caller, callee): calls} of callgrind_annotate --tree=calling, for
     callers and callees in EXE.  Function lines: "COST  *  file:fn [obj]";
@@ -2206,6 +2234,8 @@ def main():
             jobs.append(('outputs/bolt/%s' % pn, lambda pn=pn: test_out_bolt(ctx, pn)))
             jobs.append(('outputs/together/%s' % pn, lambda pn=pn: test_out_together(ctx, pn)))
         jobs.append(('outputs/report_elsewhere/fib', lambda: test_out_report_elsewhere(ctx, 'fib')))
+        for o in ('O2', 'O3'):
+            jobs.append(('outputs/partial_note/%s' % o, lambda o=o: test_out_partial_note(ctx, o)))
         make_debian_inputs(ctx)
         jobs.append(('scripts/shell', lambda: test_script(ctx)))
         for name, argv, stdin in DEBIAN_COMMANDS:

@@ -375,6 +375,23 @@ static bool match_abs64_load(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
   return false;
 }
 
+bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx) {
+  const x64_operand *t = &jmp->op[0];
+  if (t->type == X64_OP_MEM) return t->index != 0;
+  if (t->type != X64_OP_REG) return true;
+  const x64_insn *i = prev(ctx, jmp);
+  for (int steps = 0; i && steps < SCAN_LIMIT; steps++, i = prev(ctx, i)) {
+    if (!writes(i, t->reg)) continue;
+    const x64_operand *a = &i->op[0], *b = &i->op[1];
+    if (i->mnemonic == ZYDIS_MNEMONIC_ADD && is_reg(a, t->reg) && b->type == X64_OP_REG) return true;
+    if ((i->mnemonic == ZYDIS_MNEMONIC_MOV || i->mnemonic == ZYDIS_MNEMONIC_MOVSXD) && is_reg(a, t->reg) &&
+        b->type == X64_OP_MEM)
+      return b->index != 0;
+    return !(i->mnemonic == ZYDIS_MNEMONIC_MOV && is_reg(a, t->reg) && b->type == X64_OP_REG);
+  }
+  return false;
+}
+
 bool x64_match_jump_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
                           x64_table_match *out) {
   static bool (*const matchers[])(const x64_insn *, x64_prev_insn, void *, x64_table_match *) = {

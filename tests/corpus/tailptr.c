@@ -1,0 +1,64 @@
+/* Indirect jumps the relocator cannot follow, and which of them matter.
+ * via_pointer(): a tail call through a function pointer in a struct: at
+ *   -O2/-O3 `mov (%rbx),%rax; pop %rbx; jmp *%rax`, with its frame gone (CFA =
+ *   rsp + 8): control goes to another function's entry, so nothing of
+ *   via_pointer is left unmeasured.
+ * writable_dispatch(): computed gotos through a table in writable memory
+ *   (filled on the first call): its entries may change, so the table is not
+ *   read and the copy is left at the dispatch: the rest of the function runs
+ *   in the original body, unmeasured, and the coverage collector says so.
+ * main: via_pointer 50 times (twice and thrice alternately), writable_dispatch once. */
+#include <stdio.h>
+
+/* expect: main 1 */
+/* expect: via_pointer 50 */
+/* expect: helper 50 */
+/* expect: twice 25 */
+/* expect: thrice 25 */
+/* expect: writable_dispatch 1 */
+
+volatile long sink;
+struct ops { long (*fn)(long); };
+
+__attribute__((noipa)) long helper(long x) { sink += x; return x + 1; }
+__attribute__((noipa)) long twice(long x) { sink ^= x; return 2 * x; }
+__attribute__((noipa)) long thrice(long x) { sink |= x; return 3 * x; }
+
+__attribute__((noipa)) long via_pointer(const struct ops *o, long x)
+{
+    long y = helper(x);
+    return o->fn(y);
+}
+
+__attribute__((noipa)) long writable_dispatch(const unsigned char *code, long n)
+{
+    static void *tab[4];
+    long acc = 0, pc = 0;
+    if (!tab[0]) {
+        tab[0] = &&op_a;
+        tab[1] = &&op_b;
+        tab[2] = &&op_c;
+        tab[3] = &&op_d;
+    }
+#define NEXT goto *tab[code[pc++] & 3]
+    NEXT;
+op_a: acc += 5; if (pc >= n) goto done; NEXT;
+op_b: acc ^= pc; if (pc >= n) goto done; NEXT;
+op_c: acc -= 1; if (pc >= n) goto done; NEXT;
+op_d: acc *= 3; if (pc >= n) goto done; NEXT;
+done:
+    return acc;
+#undef NEXT
+}
+
+int main(void)
+{
+    static const struct ops two = {twice}, three = {thrice};
+    unsigned char code[64];
+    long a = 0;
+    for (int k = 0; k < 64; k++) code[k] = (unsigned char)(k * 7 + 3);
+    for (long i = 0; i < 50; i++) a += via_pointer(i % 2 ? &three : &two, i);
+    a += writable_dispatch(code, 64);
+    printf("a=%ld sink=%ld\n", a, (long)sink);
+    return 0;
+}
