@@ -139,10 +139,13 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
   unsigned narrow = 0; /* the index is zero-extended from this many bits (movzx), 0: not known */
   size_t implicit = 0;  /* entries its width or a mask allows (no compare yet), 0: unbounded */
   bool unknown_check = false; /* a ja/jae tests `cmp R, N` with R not known to be the index */
+  unsigned confirm = 0; /* a compare of this many bits (< 32) bounds the index if, further
+                           back, it is zero-extended from at most as many (movzx) */
   const x64_insn *i = prev(ctx, from);
-  for (int steps = 0; i && steps < SCAN_LIMIT && !(have_bound && have_lea);
+  for (int steps = 0; i && steps < SCAN_LIMIT && !(have_bound && have_lea && !confirm);
        steps++, i = prev(ctx, i)) {
     effects e = effects_of(i);
+    const x64_operand *a = &i->op[0], *b = &i->op[1];
     if (!have_lea) {
       if (i->mnemonic == ZYDIS_MNEMONIC_LEA && is_reg(&i->op[0], lea_reg) && i->rip_relative) {
         if (!have_bound && !in_memory && idx == lea_reg) return false; /* it clobbers the index */
@@ -153,7 +156,16 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       }
       if (may_write(&e, lea_reg)) return false;
     }
-    if (have_bound) continue;
+    if (have_bound) {
+      if (!confirm || (!e.everything && (in_memory ? !(e.memory && !stores_beside(i, &loaded))
+                                                    : !may_write(&e, idx))))
+        continue;
+      if (in_memory || i->mnemonic != ZYDIS_MNEMONIC_MOVZX || !is_reg(a, idx) || a->size < 32 ||
+          b->size > confirm)
+        return false;
+      confirm = 0;
+      continue;
+    }
     if (e.everything) {
       if (!bound_by_width(implicit, unknown_check, out)) return false;
       have_bound = true;
@@ -163,11 +175,13 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       pending = i->mnemonic == ZYDIS_MNEMONIC_JNBE ? 1 : 2;
       continue;
     }
-    const x64_operand *a = &i->op[0], *b = &i->op[1];
     bool on_index = in_memory ? same_memory(a, &loaded) : is_reg(a, idx);
     if (i->mnemonic == ZYDIS_MNEMONIC_CMP && on_index && b->type == X64_OP_IMM) {
       if (!pending) continue; /* a compare whose flags nobody reads here */
-      if (a->size < 32 && !(narrow && narrow <= a->size)) return false;
+      if (a->size < 32 && !(narrow && narrow <= a->size)) {
+        if (in_memory) return false;
+        confirm = a->size; /* the movzx may come before the compare */
+      }
       uint64_t bound = a->size >= 64 ? (uint64_t)b->imm : (uint64_t)b->imm & ((1ull << a->size) - 1);
       uint64_t n = bound + (pending == 1 ? 1 : 0);
       if (n == 0 || n > MAX_ENTRIES) return false;
@@ -208,7 +222,7 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       have_bound = true;
     }
   }
-  return (have_bound || bound_by_width(implicit, unknown_check, out)) && have_lea;
+  return (have_bound || bound_by_width(implicit, unknown_check, out)) && have_lea && !confirm;
 }
 
 /* `add JREG, OTHER` (64 bits) before JMP, JREG not written in between; JMP is `jmp JREG`. */
@@ -242,7 +256,9 @@ static bool match_rel32(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_
       if (m->base != base || m->index == 0 || m->scale != 4 || m->disp != 0 || m->size != 32)
         return false;
       out->kind = X64_TABLE_REL32;
-      return find_bound(i, m->index, base, prev, ctx, out);
+      if (find_bound(i, m->index, base, prev, ctx, out)) return true;
+      *out = (x64_table_match){.kind = X64_TABLE_REL32, .base_reg = base}; /* lea T hoisted */
+      return find_bound(i, m->index, 0, prev, ctx, out);
     }
     if (writes(i, jreg) || writes(i, other)) return false;
   }

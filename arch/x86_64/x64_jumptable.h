@@ -14,7 +14,10 @@
  * width with no store (but a mov to bytes beside it), and no change to its
  * address registers, in between.
  * N is unsigned at the compare's width (`cmp r15b, 0xb5`: 182 entries); a
- * byte or word compare bounds only an index zero-extended from that width.
+ * byte or word compare bounds only an index zero-extended from that width,
+ * by a movzx met before or after it on the way back.  A table base loaded
+ * before a loop (the lea not on the way back) is left to the caller
+ * (base_reg), for relative tables as for absolute ones.
  * Without a compare (computed gotos: Lua's and CPython's dispatch), the
  * index's width bounds it: `and eX, 2^k-1` or a zero-extended byte, and
  * (ABS64) `mov rJ, qword [rB+rX*8]` with rB holding T is accepted too.
@@ -45,9 +48,9 @@ typedef struct x64_table_match {
                         the mov that loads the entry (ABS64, -O0) */
   uint64_t ref2;     /* a second instruction naming T (the -O0 PIC form's other
                         lea), or 0 */
-  int base_reg;      /* ABS64 `mov rJ, [rB+rX*8]`: rB holds T, set by no lea found on the
-                        way back (table and ref 0): the caller finds it in the whole
-                        function; 0 otherwise */
+  int base_reg;      /* the register holding T (`mov rJ, [rB+rX*8]`, `movsxd rI, [rB+rX*4]`)
+                        when no lea of it is on the way back (table and ref 0): the
+                        caller finds it in the whole function; 0 otherwise */
   bool implicit;     /* no compare bounds the index: nentries is what its width (movzx
                         from a byte: 256) or a mask (and eX, 2^k-1) allows; the caller
                         must check the entries */

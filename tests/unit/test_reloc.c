@@ -1236,6 +1236,54 @@ static void test_table_computed_goto(void) {
   nreadonly = 0;
 }
 
+/* A switch whose table base was loaded before a loop (`lea rsi, [rip+T]`,
+ * not on the way back from the dispatch: sqlite's resolveP2Values) and whose
+ * bound is a byte compare made after the zero-extension (`movzx eax, byte
+ * [rdi]; cmp al, 2; ja`): resolved.  Not when the index is loaded whole (`mov
+ * eax, [rdi]`): the byte compare bounds only its low bits. */
+static void test_table_hoisted_base(void) {
+  enum { T = 0x28 };
+  static const uint8_t code[2][T] = {
+      {0x48, 0x8d, 0x35, T - 7, 0, 0, 0, /* 00: lea rsi, [rip+T] */
+       0xeb, 0x00,                       /* 07: jmp 09 */
+       0x0f, 0xb6, 0x07,                 /* 09: movzx eax, byte [rdi] */
+       0x3c, 0x02,                       /* 0c: cmp al, 2 */
+       0x77, 0x10,                       /* 0e: ja 20 */
+       0x48, 0x63, 0x04, 0x86,           /* 10: movsxd rax, dword [rsi+rax*4] */
+       0x48, 0x01, 0xf0,                 /* 14: add rax, rsi */
+       0xff, 0xe0,                       /* 17: jmp rax */
+       0xb0, 0x01, 0xc3,                 /* 19: case 0 */
+       0xb0, 0x02, 0xc3,                 /* 1c: case 1 */
+       0x90, 0x31, 0xc0, 0xc3,           /* 1f: nop; 20: default, case 2 */
+       0xcc, 0xcc, 0xcc, 0xcc, 0xcc},
+      {0x48, 0x8d, 0x35, T - 7, 0, 0, 0, 0xeb, 0x00,
+       0x8b, 0x07, 0x90,                 /* 09: mov eax, [rdi]; nop */
+       0x3c, 0x02, 0x77, 0x10, 0x48, 0x63, 0x04, 0x86, 0x48, 0x01, 0xf0, 0xff, 0xe0, 0xb0, 0x01,
+       0xc3, 0xb0, 0x02, 0xc3, 0x90, 0x31, 0xc0, 0xc3, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc},
+  };
+  static const char *const names[2] = {"jump table, base loaded before the loop, byte bound",
+                                       "jump table, byte compare of an index loaded whole"};
+  static uint8_t in[T + 12];
+  for (int v = 0; v < 2; v++) {
+    memcpy(in, code[v], T);
+    static const int32_t entries[3] = {0x19 - T, 0x1c - T, 0x20 - T};
+    memcpy(in + T, entries, sizeof entries);
+    fn_case c = {names[v], in, sizeof in, T, 0, 0};
+    const char *name = names[v];
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+    bool resolved = v == 0;
+    CHECK(p && info.njump_tables == (resolved ? 1u : 0u) && info.leaves_to_original == !resolved,
+          "%zu tables, leaves %d", info.njump_tables, info.leaves_to_original);
+    if (resolved)
+      CHECK(p && reloc_copy_offset(p, SRC + 0x1c) >= 0 && reloc_copy_offset(p, SRC + 0x19) >= 0,
+            "the cases were not decoded");
+    reloc_plan_free(p);
+    free(out);
+  }
+}
+
 static void test_table_absolute(void) {
   static const uint8_t in[] = {
       0x83, 0xff, 0x02,                               /* 00: cmp edi, 2 */
@@ -1719,6 +1767,7 @@ int main(void) {
   test_table_pic_variant();
   test_table_byte_bounds();
   test_table_computed_goto();
+  test_table_hoisted_base();
   test_table_absolute();
   test_table_gcc_o2_nopie();
   test_table_gcc_o0_nopie();
