@@ -191,6 +191,13 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
     }
     if (pending && i->mnemonic == ZYDIS_MNEMONIC_CMP && b->type == X64_OP_IMM) unknown_check = true;
     if (e.flags) pending = 0; /* the ja tests these flags, not an earlier compare's */
+    if (in_memory && i->mnemonic == ZYDIS_MNEMONIC_LEA && loaded.index && is_reg(a, loaded.index) &&
+        a->size == 64 && b->index == 0 && b->base && b->base != loaded.base && !i->rip_relative) {
+      /* lea rI, [rK+d] then [rB+rI*s]: the load reads [rB+rK*s+d*s] (xz's rc_encode) */
+      loaded.index = b->base;
+      loaded.disp += b->disp * loaded.scale;
+      continue;
+    }
     if (in_memory) {
       if ((e.memory && !stores_beside(i, &loaded)) || (loaded.base && may_write(&e, loaded.base)) ||
           (loaded.index && may_write(&e, loaded.index))) {

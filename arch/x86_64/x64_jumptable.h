@@ -12,7 +12,8 @@
  * index loaded from memory (`mov eX, [rbp+d]` at -O0, `movzx eax, byte
  * [rcx+rax]` at -O2) is bounded by a compare of that memory of the load's
  * width with no store (but a mov to bytes beside it), and no change to its
- * address registers, in between.
+ * address registers, in between (but `lea rI, [rK+d]` of its index, whose
+ * address is then [rB+rK*s+d*s]).
  * N is unsigned at the compare's width (`cmp r15b, 0xb5`: 182 entries); a
  * byte or word compare bounds only an index zero-extended from that width,
  * by a movzx met before or after it on the way back.  A table base loaded

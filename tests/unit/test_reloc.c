@@ -1284,6 +1284,45 @@ static void test_table_hoisted_base(void) {
   }
 }
 
+/* The bound compares the memory the index is loaded from, addressed through
+ * another register (xz's rc_encode: `cmpl $2, 0x30(%rax,%rdx,4); lea
+ * 0xc(%rdx), %rcx; ja; mov (%rax,%rcx,4), %ecx`): resolved.  Not when the
+ * lea moves the address off the compared one. */
+static void test_table_memory_through_lea(void) {
+  enum { T = 0x28 };
+  static const uint8_t code[T] = {
+      0x4c, 0x8d, 0x0d, T - 7, 0, 0, 0, /* 00: lea r9, [rip+T] */
+      0x83, 0x7c, 0x90, 0x30, 0x02,     /* 07: cmp dword [rax+rdx*4+0x30], 2 */
+      0x48, 0x8d, 0x4a, 0x0c,           /* 0c: lea rcx, [rdx+0xc] */
+      0x77, 0x10,                       /* 10: ja 22 */
+      0x8b, 0x0c, 0x88,                 /* 12: mov ecx, [rax+rcx*4] */
+      0x49, 0x63, 0x0c, 0x89,           /* 15: movsxd rcx, dword [r9+rcx*4] */
+      0x4c, 0x01, 0xc9,                 /* 19: add rcx, r9 */
+      0xff, 0xe1,                       /* 1c: jmp rcx */
+      0xb0, 0x01, 0xc3, 0x90,           /* 1e: case 0; 21: nop */
+      0x31, 0xc0, 0xc3,                 /* 22: default, case 2 */
+      0xb0, 0x02, 0xc3,                 /* 25: case 1 */
+  };
+  static uint8_t in[T + 12];
+  for (int v = 0; v < 2; v++) {
+    memcpy(in, code, T);
+    if (v == 1) in[0x0f] = 0x0d; /* lea rcx, [rdx+0xd]: [rax+rdx*4+0x34] is loaded */
+    static const int32_t entries[3] = {0x1e - T, 0x25 - T, 0x22 - T};
+    memcpy(in + T, entries, sizeof entries);
+    const char *name = v ? "jump table, memory bound, the load off the compared address"
+                         : "jump table, memory bound, the load addressed through a lea";
+    fn_case c = {name, in, sizeof in, T, 0, 0};
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+    CHECK(p && info.njump_tables == (v ? 0u : 1u) && info.leaves_to_original == (v == 1),
+          "%zu tables, leaves %d", info.njump_tables, info.leaves_to_original);
+    if (!v) CHECK(p && reloc_copy_offset(p, SRC + 0x25) >= 0, "case 1 was not decoded");
+    reloc_plan_free(p);
+    free(out);
+  }
+}
+
 static void test_table_absolute(void) {
   static const uint8_t in[] = {
       0x83, 0xff, 0x02,                               /* 00: cmp edi, 2 */
@@ -1768,6 +1807,7 @@ int main(void) {
   test_table_byte_bounds();
   test_table_computed_goto();
   test_table_hoisted_base();
+  test_table_memory_through_lea();
   test_table_absolute();
   test_table_gcc_o2_nopie();
   test_table_gcc_o0_nopie();
