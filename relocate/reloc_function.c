@@ -31,6 +31,12 @@ typedef struct builder {
   const uint64_t *unshared; /* tables left unresolved: arcs met a second dispatch through them */
   size_t nunshared;
   uint64_t shared;          /* such a table met now: decoding starts again without it */
+  struct {                  /* base_of's last answer, good while no instruction is added */
+    int reg;
+    size_t n;
+    bool ok;
+    uint64_t table, ref;
+  } base;
 } builder;
 
 #define MAX_UNSHARED 8
@@ -251,9 +257,22 @@ static bool base_of(const reloc_plan *p, int reg, uint64_t *table, uint64_t *ref
   return *table != 0;
 }
 
-/* Resolves the indirect jmps not yet examined; new tables add work. */
-/* Does IN name table TB: a RIP-relative reference to it (REL32), or an
- * absolute disp32 without base (ABS64)? */
+/* base_of, once per register while the decoded instructions stay the same
+ * (every dispatch of an interpreter asks for the same register: one walk of
+ * the function each would be quadratic). */
+static bool base_of_cached(builder *b, int reg, uint64_t *table, uint64_t *ref) {
+  if (b->base.reg != reg || b->base.n != b->p->n) {
+    b->base.reg = reg;
+    b->base.n = b->p->n;
+    b->base.ok = base_of(b->p, reg, &b->base.table, &b->base.ref);
+  }
+  *table = b->base.table;
+  *ref = b->base.ref;
+  return b->base.ok;
+}
+
+/* Does IN name table TB: a RIP-relative reference to it (the lea of a base),
+ * or, for an absolute table, a disp32 without base (non-PIE)? */
 static bool names_table(const x64_insn *in, const reloc_table *tb) {
   if (in->disp_size != 32) return false;
   if (in->rip_relative) return in->rip_target == tb->table;
@@ -276,6 +295,7 @@ static void name_copies_of_tables(reloc_plan *p) {
       if (names_table(&p->insns[i].x, &p->tables[t])) p->insns[i].table_ref = (int32_t)t;
 }
 
+/* Resolves the indirect jmps not yet examined; new tables add work. */
 static lp_status resolve_tables(builder *b, bool *more) {
   reloc_plan *p = b->p;
   *more = false;
@@ -284,7 +304,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
     const x64_insn *jmp = &p->insns[i].x;
     x64_table_match m = {0};
     bool matched = x64_match_jump_table(jmp, prev_insn, p, &m) &&
-                   (!m.base_reg || m.table || base_of(p, m.base_reg, &m.table, &m.ref));
+                   (!m.base_reg || m.table || base_of_cached(b, m.base_reg, &m.table, &m.ref));
     for (size_t k = 0; matched && k < b->nunshared; k++) matched = m.table != b->unshared[k];
     if (!matched) {
       /* jmp [rip+x]: a tail call through the GOT or a pointer, not a way back in;
