@@ -4,7 +4,9 @@
  * decoding from the entry (worklist) and jump-table resolution (a table whose
  * base register is set away from its dispatch, the computed gotos of
  * interpreters, is found in the whole function and checked again once all is
- * decoded; one bounded only by its index's width must be read-only), then the
+ * decoded; one bounded only by its index's width must be read-only; under
+ * arcs each dispatch of an absolute table gets a copy of its own, other
+ * shared tables are left unresolved), then the
  * passes of the other files in order (reloc_internal.h): blocks and edges,
  * flags liveness, probe placement, and the measure pass of the layout; emit
  * runs the layout again for a destination.  Instruction encodings are left to
@@ -15,6 +17,7 @@
 
 #include "reloc_internal.h"
 #include "reloc_unwind.h"
+#include "x64_relocator.h"
 
 /* {=== decoding ===*/
 
@@ -113,7 +116,7 @@ static lp_status walk(builder *b, uint64_t a) {
     if (!grow((void **)&p->insns, &b->cap, p->n + 1, sizeof *p->insns))
       return lp_fail("out of memory");
     size_t i = p->n++;
-    p->insns[i] = (reloc_insn){.x = x, .table_ref = -1, .table_jmp = -1};
+    p->insns[i] = (reloc_insn){.x = x, .table_ref = -1, .table_jmp = -1, .table_load = -1};
     mark(p, &x, i);
     const x64_insn *in = &p->insns[i].x;
     uint64_t next = a + in->len;
@@ -324,23 +327,45 @@ static lp_status resolve_tables(builder *b, bool *more) {
     }
     size_t t = 0;
     while (t < p->ntables && !(p->tables[t].table == m.table && p->tables[t].kind == m.kind)) t++;
-    if (t < p->ntables && p->probes.arcs && b->nunshared < MAX_UNSHARED) {
-      /* a second dispatch through one table (an interpreter's computed
-       * gotos): the stubs that count one dispatch's arcs would need table
-       * entries of their own, which the other dispatches read too */
-      free(targets);
-      b->shared = m.table;
-      *more = false;
-      return LP_OK;
+    bool own_copy = false; /* a second dispatch through one table, under arcs */
+    if (t < p->ntables && p->probes.arcs) {
+      /* The stubs that count one dispatch's arcs need table entries of their
+       * own, which the other dispatches read too: each dispatch of an absolute
+       * table gets a copy of it, named by its own load (by a displacement from
+       * the copy a base register holds).  Else decoding starts again without
+       * the table. */
+      const x64_insn *load = m.load ? &p->insns[p->at[m.load - p->lo] - 1].x : NULL;
+      own_copy = m.kind == X64_TABLE_ABS64 && load &&
+                 (m.base_reg ? x64_can_displace_table_load(load) : m.ref == m.load);
+      if (!own_copy) {
+        free(targets);
+        if (b->nunshared == MAX_UNSHARED) return lp_fail("too many jump tables shared by dispatches");
+        b->shared = m.table;
+        *more = false;
+        return LP_OK;
+      }
     }
-    if (t == p->ntables) {
+    if (t == p->ntables || own_copy) {
       reloc_table *nt = realloc(p->tables, (p->ntables + 1) * sizeof *nt);
       if (!nt) {
         free(targets);
         return lp_fail("out of memory");
       }
       p->tables = nt;
-      p->tables[p->ntables++] = (reloc_table){m.kind, m.table, m.nentries, targets, -1, m.base_reg};
+      p->tables[p->ntables] = (reloc_table){m.kind, m.table, m.nentries, targets, -1, m.base_reg,
+                                            own_copy ? (int32_t)t : -1};
+      if (own_copy) {
+        int32_t *use = m.base_reg ? &p->insns[p->at[m.load - p->lo] - 1].table_load
+                                  : &p->insns[p->at[m.load - p->lo] - 1].table_ref;
+        *use = (int32_t)p->ntables;
+        p->insns[i].table_jmp = (int32_t)p->ntables;
+        t = p->ntables++;
+        for (size_t k = 0; k < p->tables[t].nentries; k++)
+          if (inside(p, p->tables[t].targets[k])) LP_CHECK(push_work(b, p->tables[t].targets[k]));
+        *more = true;
+        continue;
+      }
+      p->ntables++;
     } else if (m.nentries > p->tables[t].nentries) { /* same table, wider bound */
       free(p->tables[t].targets);
       p->tables[t].targets = targets;

@@ -22,6 +22,8 @@ typedef struct reloc_table {
   int64_t block;     /* the block whose indirect jmp dispatches through it; -1 none */
   int base_reg;      /* the register every write of which is `lea base_reg, [rip+table]`
                         (computed gotos in PIC code), checked again once all is decoded; 0 */
+  int32_t first;     /* under arcs, a copy of tables[first] for another dispatch of the
+                        same original table (its entries send to its own stubs); -1 */
 } reloc_table;
 
 typedef struct reloc_insn {
@@ -29,6 +31,8 @@ typedef struct reloc_insn {
   bool noreturn;     /* a call whose fall-through is not code: ud2 after it */
   int32_t table_ref; /* the table whose address this insn's disp32 carries, or -1 */
   int32_t table_jmp; /* an indirect jmp: the table it dispatches through, or -1 */
+  int32_t table_load; /* `mov rJ, [rB+rX*8]` reading this table, rB holding tables[first]'s
+                         copy: written with the distance between the two, or -1 */
   uint32_t block;    /* the block holding it */
   bool leader;       /* first of its block */
 } reloc_insn;

@@ -159,6 +159,11 @@ static void write_insn(layout_ctx *c, size_t i, bool last) {
     x64_relocate_table_ref(c->w, in, L_TABLE(p, (size_t)ri->table_ref));
     return;
   }
+  if (ri->table_load >= 0) { /* its own copy of the table the base register holds */
+    const reloc_table *tb = &p->tables[ri->table_load];
+    x64_relocate_table_load(c->w, in, L_TABLE(p, (size_t)ri->table_load), L_TABLE(p, (size_t)tb->first));
+    return;
+  }
   if (in->flow == X64_FLOW_CALL && in->target == p->entry) { /* recursion: a call, counted */
     x64_put_call_rel32_label(c->w, L_TOP(p));
     return;

@@ -104,7 +104,7 @@ lp_status reloc_place_probes(reloc_plan *p) {
     reloc_place place = place_of(p, ed);
     const reloc_bdata *bd = &p->bdata[ed->from];
     int32_t t = p->insns[p->order[bd->first + bd->count - 1]].table_jmp;
-    if (place == PLACE_STUB && t >= 0 && p->tables[t].block == -2) { /* under arcs resolve_tables shares none (but past MAX_UNSHARED) */
+    if (place == PLACE_STUB && t >= 0 && p->tables[t].block == -2) { /* under arcs resolve_tables never shares one */
       free(off);
       return lp_fail("jump table at 0x%" PRIx64 " shared by two dispatches: its arcs cannot be counted",
                      p->tables[t].table);

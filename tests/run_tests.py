@@ -971,12 +971,7 @@ PROBE_PROGRAMS = ['fib', 'jumptable', 'bytetable', 'cgoto', 'tailcall', 'funcptr
 # not follow jumps back and that dispatch leaves the copy.
 PROBE_SKIP = {'cgoto': {'O0'}}
 
-# Programs arcs/ does not check: cgoto's handlers all dispatch through one
-# table, and counting one dispatch's arcs needs table entries of its own
-# (stubs) that the other dispatches would read too, so under arcs the
-# relocator leaves such a table unresolved: the copy is left at its first
-# dispatch and the graph differs from the blocks run's by construction.
-ARCS_SKIP = {'cgoto'}
+
 
 # Executions callgrind does not count: callgrind adds the cost of a
 # superblock when it completes, so in a superblock that faults no instruction
@@ -2218,9 +2213,8 @@ def main():
                     continue
                 jobs.append(('blocks/%s/%s-nopie-sym' % (pn, o),
                              lambda pn=pn, o=o: test_blocks(ctx, pn, o)))
-                if pn not in ARCS_SKIP:
-                    jobs.append(('arcs/%s/%s-nopie-sym' % (pn, o),
-                                 lambda pn=pn, o=o: test_arcs(ctx, pn, o)))
+                jobs.append(('arcs/%s/%s-nopie-sym' % (pn, o),
+                             lambda pn=pn, o=o: test_arcs(ctx, pn, o)))
         for o in OPTS:
             jobs.append(('arcs/branches/%s-nopie-g' % o, lambda o=o: test_arcs_known(ctx, o)))
         for pn, o in GCOV_PROGRAMS:

@@ -363,7 +363,7 @@ static bool match_abs64(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_
     return false;
   out->kind = X64_TABLE_ABS64;
   out->table = (uint64_t)m->disp;
-  out->ref = jmp->addr;
+  out->ref = out->load = jmp->addr;
   return find_bound(jmp, m->index, 0, prev, ctx, out);
 }
 
@@ -382,6 +382,7 @@ static bool match_abs64_load(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
         m->type == X64_OP_MEM && m->index != 0 && m->scale == 8 && m->size == 64 &&
         !i->rip_relative) {
       out->kind = X64_TABLE_ABS64;
+      out->load = i->addr;
       if (m->base == 0) {
         if (i->disp_size != 32) return false;
         out->table = (uint64_t)m->disp;
@@ -390,7 +391,7 @@ static bool match_abs64_load(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
       }
       if (m->disp != 0 || m->base == m->index) return false;
       if (find_bound(i, m->index, m->base, prev, ctx, out)) return true;
-      *out = (x64_table_match){.kind = X64_TABLE_ABS64, .base_reg = m->base};
+      *out = (x64_table_match){.kind = X64_TABLE_ABS64, .base_reg = m->base, .load = i->addr};
       return find_bound(i, m->index, 0, prev, ctx, out);
     }
     if (writes(i, jreg)) return false;

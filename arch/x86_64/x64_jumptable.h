@@ -52,6 +52,8 @@ typedef struct x64_table_match {
   int base_reg;      /* the register holding T (`mov rJ, [rB+rX*8]`, `movsxd rI, [rB+rX*4]`)
                         when no lea of it is on the way back (table and ref 0): the
                         caller finds it in the whole function; 0 otherwise */
+  uint64_t load;     /* ABS64: the instruction that reads the entry (`mov rJ, [rB+rX*8]`, or
+                        the jmp itself), 0 otherwise */
   bool implicit;     /* no compare bounds the index: nentries is what its width (movzx
                         from a byte: 256) or a mask (and eX, 2^k-1) allows; the caller
                         must check the entries */

@@ -58,6 +58,21 @@ void x64_relocate_insn(x64_writer *w, const x64_insn *in, const x64_targets *t) 
     x64_put_bytes(w, in->bytes, in->len);
 }
 
+bool x64_can_displace_table_load(const x64_insn *in) {
+  const uint8_t *b = in->bytes;
+  if (in->len < 4 || (b[0] & 0xf8) != 0x48 || b[1] != 0x8b) return false; /* REX.W(+RB) 8B */
+  uint8_t mod = b[2] >> 6, rm = b[2] & 7;
+  if (rm != 4) return false; /* a SIB */
+  if (mod == 0) return in->len == 4 && (b[3] & 7) != 5; /* base 101 with mod 00: no base */
+  return mod == 1 && in->len == 5 && b[4] == 0;
+}
+
+void x64_relocate_table_load(x64_writer *w, const x64_insn *in, size_t table_label, size_t base_label) {
+  const uint8_t head[4] = {in->bytes[0], in->bytes[1], (uint8_t)(0x80 | (in->bytes[2] & 0x3f)), in->bytes[3]};
+  x64_put_bytes(w, head, sizeof head); /* mod 10: disp32 */
+  x64_put_label_diff32(w, table_label, base_label);
+}
+
 void x64_relocate_table_ref(x64_writer *w, const x64_insn *in, size_t table_label) {
   if (in->rip_relative)
     x64_put_insn_rip_label(w, in->bytes, in->len, in->disp_offset, table_label);

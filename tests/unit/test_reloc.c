@@ -129,6 +129,13 @@ static void oracle(const char *name, const fn_case *c, const reloc_plan *p, cons
         CHECK(n.len == o.len && n.op[1].type == X64_OP_MEM && (uint64_t)n.op[1].disp >= dest &&
                   (uint64_t)n.op[1].disp < dest + copy_size,
               "mov at 0x%" PRIx64 " names 0x%" PRIx64, a, (uint64_t)n.op[1].disp);
+      } else if (o.mnemonic == ZYDIS_MNEMONIC_MOV && o.nops == 2 && o.op[1].type == X64_OP_MEM &&
+                 o.op[1].base && o.op[1].index && o.op[1].disp == 0 && memcmp(o.bytes, n.bytes, o.len)) {
+        /* mov rJ, [rB+rX*8] of a dispatch with a table of its own: the same load
+         * with the distance to that table (checked where the test makes one) */
+        CHECK(n.mnemonic == o.mnemonic && n.op[0].reg == o.op[0].reg && n.op[1].base == o.op[1].base &&
+                  n.op[1].index == o.op[1].index && n.op[1].scale == o.op[1].scale && n.op[1].disp != 0,
+              "load at 0x%" PRIx64 " is not the same load with a displacement", a);
       } else if (o.disp_size != 32 || o.flow != X64_FLOW_JMP_INDIRECT) {
         CHECK(o.len == n.len && !memcmp(o.bytes, n.bytes, o.len),
               "instruction at 0x%" PRIx64 " not copied as is", a);
@@ -1231,6 +1238,59 @@ static void test_table_computed_goto(void) {
       reloc_plan_free(p);
       free(out);
     }
+  }
+
+  /* With arcs each dispatch needs its own table (its counted arcs go through
+   * stubs of its own): the second dispatch's load reads [r8+rax*8+d], d the
+   * distance from the copy r8 holds to its own copy of the table. */
+  {
+    memset(in, 0xcc, sizeof in);
+    static const uint8_t head[] = {0x4c, 0x8d, 0x05, T - 7, 0, 0, 0, 0xeb, 0x00};
+    memcpy(in, head, sizeof head);
+    memcpy(in + 0x09, dispatch, sizeof dispatch);
+    static const uint8_t c01[] = {0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3};
+    memcpy(in + 0x15, c01, sizeof c01);
+    in[0x1b] = 0x48, in[0x1c] = 0xff, in[0x1d] = 0xc7;
+    memcpy(in + 0x1e, dispatch, sizeof dispatch);
+    memcpy(in + 0x2a, case3_plain, 7);
+    static const uint64_t cases[4] = {0x15, 0x18, 0x1b, 0x2a};
+    for (size_t k = 0; k < 4; k++) {
+      uint64_t e = SRC + cases[k];
+      memcpy(in + T + 8 * k, &e, 8);
+    }
+    uint64_t ro[1][2] = {{SRC + T, SRC + T + 32}};
+    readonly = (const uint64_t(*)[2])ro;
+    nreadonly = 1;
+    const char *name = "computed goto, PIC, arcs: a table per dispatch";
+    fn_case c = {name, in, sizeof in, T, 0, 0};
+    reloc_probes arcs = {.entry = true, .arcs = true};
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, &arcs, DEST, NULL, 0, &info, &out);
+    CHECK(p && info.njump_tables == 2 && !info.leaves_to_original, "%zu tables, leaves %d",
+          info.njump_tables, info.leaves_to_original);
+    int64_t lea_at = p ? reloc_copy_offset(p, SRC) : -1, load_at = p ? reloc_copy_offset(p, SRC + 0x24) : -1;
+    x64_insn l, m;
+    if (p && out && lea_at >= 0 && load_at >= 0 && x64_decode(out + lea_at, 15, DEST + (uint64_t)lea_at, &l) &&
+        x64_decode(out + load_at, 15, DEST + (uint64_t)load_at, &m)) {
+      uint64_t first = l.rip_target, own = first + (uint64_t)m.op[1].disp;
+      CHECK(m.op[1].type == X64_OP_MEM && m.op[1].base == ZYDIS_REGISTER_R8 && m.op[1].disp != 0 &&
+                own >= DEST && own + 32 <= DEST + info.copy_size && own != first,
+            "the second dispatch does not read a table of its own");
+      for (size_t k = 0; k < 4 && own >= DEST && own + 32 <= DEST + info.copy_size; k++) {
+        uint64_t e;
+        memcpy(&e, out + (own - DEST) + 8 * k, 8);
+        const uint8_t *at = e >= DEST && e < DEST + info.copy_size ? out + (e - DEST) : NULL;
+        bool to_case = e == DEST + (uint64_t)reloc_copy_offset(p, SRC + cases[k]);
+        bool to_stub = at && at[0] == 0x48 && at[1] == 0xff && at[2] == 0x05; /* inc qword [rip+c] */
+        CHECK(to_case || to_stub, "entry %zu of the second table goes to neither case 0x%" PRIx64
+              " nor a counting stub", k, cases[k]);
+      }
+    } else {
+      CHECK(0, "no lea or load in the copy");
+    }
+    reloc_plan_free(p);
+    free(out);
   }
   readonly = NULL;
   nreadonly = 0;
