@@ -41,16 +41,20 @@ static const uint8_t endbr_ret_insns[] = {0xf3, 0x0f, 0x1e, 0xfa, 0xc3};
 
 /* {=== module files ===*/
 
-/* PATH in a new string, made absolute against our working directory (the
- * program's when it was launched), so that a report made elsewhere finds the
- * file; "./" prefixes are dropped. */
-static char *absolute_path(const char *path) {
-  if (path[0] == '/') return strdup(path);
-  while (path[0] == '.' && path[1] == '/') path += 2;
-  char cwd[PATH_MAX];
-  if (!getcwd(cwd, sizeof cwd)) return strdup(path);
+/* NAME in a new string, made absolute against directory DIR when it is
+ * relative ("./" prefixes dropped); NULL when out of memory. */
+static char *absolute_in(const char *dir, const char *name) {
+  if (name[0] == '/') return strdup(name);
+  while (name[0] == '.' && name[1] == '/') name += 2;
   char *joined;
-  return asprintf(&joined, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", path) < 0 ? NULL : joined;
+  return asprintf(&joined, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", name) < 0 ? NULL : joined;
+}
+
+/* PATH made absolute against our working directory (the program's when it
+ * was launched), so that a report made elsewhere finds the file. */
+static char *absolute_path(const char *path) {
+  char cwd[PATH_MAX];
+  return getcwd(cwd, sizeof cwd) ? absolute_in(cwd, path) : strdup(path);
 }
 
 lp_status module_file_open(core_session *s, const char *path, module_file **out) {
@@ -403,12 +407,12 @@ static lp_status arm_modules(core_session *s, process *p, pid_t tid, uint64_t sc
  * working directory when it is relative. */
 static char *library_path(pid_t pid, const char *name) {
   if (name[0] == '/') return strdup(name);
-  char link[64], cwd[PATH_MAX], *path;
+  char link[64], cwd[PATH_MAX];
   snprintf(link, sizeof link, "/proc/%d/cwd", (int)pid);
   ssize_t n = readlink(link, cwd, sizeof cwd - 1);
   if (n < 0) return NULL;
   cwd[n] = '\0';
-  return asprintf(&path, "%s/%s", cwd, name) < 0 ? NULL : path;
+  return absolute_in(cwd, name);
 }
 
 /* Puts a break at the loader's hook, which is a bare return (optionally after

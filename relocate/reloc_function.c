@@ -354,18 +354,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
       p->tables = nt;
       p->tables[p->ntables] = (reloc_table){m.kind, m.table, m.nentries, targets, -1, m.base_reg,
                                             own_copy ? (int32_t)t : -1};
-      if (own_copy) {
-        int32_t *use = m.base_reg ? &p->insns[p->at[m.load - p->lo] - 1].table_load
-                                  : &p->insns[p->at[m.load - p->lo] - 1].table_ref;
-        *use = (int32_t)p->ntables;
-        p->insns[i].table_jmp = (int32_t)p->ntables;
-        t = p->ntables++;
-        for (size_t k = 0; k < p->tables[t].nentries; k++)
-          if (inside(p, p->tables[t].targets[k])) LP_CHECK(push_work(b, p->tables[t].targets[k]));
-        *more = true;
-        continue;
-      }
-      p->ntables++;
+      t = p->ntables++;
     } else if (m.nentries > p->tables[t].nentries) { /* same table, wider bound */
       free(p->tables[t].targets);
       p->tables[t].targets = targets;
@@ -373,8 +362,13 @@ static lp_status resolve_tables(builder *b, bool *more) {
     } else {
       free(targets);
     }
-    p->insns[p->at[m.ref - p->lo] - 1].table_ref = (int32_t)t; /* m.ref(2) were decoded */
-    if (m.ref2) p->insns[p->at[m.ref2 - p->lo] - 1].table_ref = (int32_t)t;
+    if (own_copy) { /* its load names its copy; the base register's lea keeps the first */
+      reloc_insn *load = &p->insns[p->at[m.load - p->lo] - 1];
+      *(m.base_reg ? &load->table_load : &load->table_ref) = (int32_t)t;
+    } else {
+      p->insns[p->at[m.ref - p->lo] - 1].table_ref = (int32_t)t; /* m.ref(2) were decoded */
+      if (m.ref2) p->insns[p->at[m.ref2 - p->lo] - 1].table_ref = (int32_t)t;
+    }
     p->insns[i].table_jmp = (int32_t)t;
     for (size_t k = 0; k < p->tables[t].nentries; k++)
       if (inside(p, p->tables[t].targets[k])) LP_CHECK(push_work(b, p->tables[t].targets[k]));

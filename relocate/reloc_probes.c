@@ -102,13 +102,6 @@ lp_status reloc_place_probes(reloc_plan *p) {
     if (!off[e] || !pr->arcs) continue;
     reloc_edge *ed = &p->edges[e];
     reloc_place place = place_of(p, ed);
-    const reloc_bdata *bd = &p->bdata[ed->from];
-    int32_t t = p->insns[p->order[bd->first + bd->count - 1]].table_jmp;
-    if (place == PLACE_STUB && t >= 0 && p->tables[t].block == -2) { /* under arcs resolve_tables never shares one */
-      free(off);
-      return lp_fail("jump table at 0x%" PRIx64 " shared by two dispatches: its arcs cannot be counted",
-                     p->tables[t].table);
-    }
     ed->counted = true;
     p->edata[e].slot = slot++;
     p->edata[e].place = place;

@@ -66,8 +66,6 @@ bool x64_insn_may_write(const x64_insn *i, int reg) {
   return may_write(&e, reg);
 }
 
-static bool writes(const x64_insn *i, int reg) { return x64_insn_may_write(i, reg); }
-
 bool x64_insn_lea_rip(const x64_insn *i, int reg, uint64_t *target) {
   if (i->mnemonic != ZYDIS_MNEMONIC_LEA || !i->rip_relative || !is_reg(&i->op[0], reg) || i->op[0].size != 64)
     return false;
@@ -110,12 +108,12 @@ static bool same_memory(const x64_operand *a, const x64_operand *b) {
  * byte [rcx+rax]` at -O2), the check is on that memory, `cmp byte/dword [m], N`
  * of the load's width, and nothing between the compare and the load may store
  * to memory or change the registers that address it. */
-/* An index zero-extended from BITS allows 2^BITS entries: the tighter of
- * that and IMPLICIT (0: none yet); words and wider do not bound a table. */
-static size_t tighter(size_t implicit, unsigned bits) {
-  if (bits != 8) return implicit;
-  return implicit && implicit < 256 ? implicit : 256;
-}
+/* The tighter of two bounds on the number of entries (0: none). */
+static size_t tighter(size_t implicit, size_t n) { return n && (!implicit || n < implicit) ? n : implicit; }
+
+/* What an index zero-extended from BITS allows: a byte, 256 entries; words
+ * and wider do not bound a table. */
+static size_t width_entries(unsigned bits) { return bits == 8 ? 256 : 0; }
 
 /* No compare bounds the index: IMPLICIT (its width or a mask) does, when
  * there is one; the match says so.  Only for tables of absolute addresses
@@ -209,19 +207,19 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
     bool mov = i->mnemonic == ZYDIS_MNEMONIC_MOV, movzx = i->mnemonic == ZYDIS_MNEMONIC_MOVZX;
     if ((mov || movzx) && is_reg(a, idx) && a->size >= 32 && b->type == X64_OP_REG) {
       idx = b->reg; /* mov eX, eY / movzx eX, Yl: the index came from Y */
-      if (movzx) narrow = b->size, implicit = tighter(implicit, b->size);
+      if (movzx) narrow = b->size, implicit = tighter(implicit, width_entries(b->size));
       continue;
     }
     if (((mov && b->size == a->size) || movzx) && is_reg(a, idx) && a->size >= 32 &&
         b->type == X64_OP_MEM && !i->rip_relative) { /* mov eX, [m] / movzx eX, byte [m] */
       in_memory = true;
       loaded = *b;
-      if (movzx) narrow = b->size, implicit = tighter(implicit, b->size);
+      if (movzx) narrow = b->size, implicit = tighter(implicit, width_entries(b->size));
       continue;
     }
     if (i->mnemonic == ZYDIS_MNEMONIC_AND && is_reg(a, idx) && a->size >= 32 && b->type == X64_OP_IMM &&
         b->imm > 0 && b->imm < MAX_ENTRIES && ((b->imm + 1) & b->imm) == 0) {
-      implicit = implicit && implicit < (size_t)b->imm + 1 ? implicit : (size_t)b->imm + 1; /* and eX, 2^k-1 */
+      implicit = tighter(implicit, (size_t)b->imm + 1); /* and eX, 2^k-1 */
       continue; /* what X held before is bounded by any compare further back too */
     }
     if (may_write(&e, idx)) {
@@ -245,7 +243,7 @@ static const x64_insn *find_add(const x64_insn *jmp, x64_prev_insn prev, void *c
       *other = i->op[1].reg;
       return *other != *jreg ? i : NULL;
     }
-    if (writes(i, *jreg)) return NULL;
+    if (x64_insn_may_write(i, *jreg)) return NULL;
   }
   return NULL;
 }
@@ -267,7 +265,7 @@ static bool match_rel32(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_
       *out = (x64_table_match){.kind = X64_TABLE_REL32, .base_reg = base}; /* lea T hoisted */
       return find_bound(i, m->index, 0, prev, ctx, out);
     }
-    if (writes(i, jreg) || writes(i, other)) return false;
+    if (x64_insn_may_write(i, jreg) || x64_insn_may_write(i, other)) return false;
   }
   return false;
 }
@@ -294,7 +292,7 @@ static bool match_rel32_split(const x64_insn *jmp, x64_prev_insn prev, void *ctx
     if (i->mnemonic == ZYDIS_MNEMONIC_LEA && is_reg(&i->op[0], other) && i->op[0].size == 64 &&
         i->rip_relative)
       break;
-    if (writes(i, other) || writes(i, jreg)) return false;
+    if (x64_insn_may_write(i, other) || x64_insn_may_write(i, jreg)) return false;
   }
   if (!i || steps >= SCAN_LIMIT) return false;
   uint64_t table = i->rip_target;
@@ -316,11 +314,11 @@ static bool match_rel32_split(const x64_insn *jmp, x64_prev_insn prev, void *ctx
           load = i;
           break;
         }
-        if (writes(i, jreg)) return false;
+        if (x64_insn_may_write(i, jreg)) return false;
       }
       break;
     }
-    if (writes(i, jreg)) return false;
+    if (x64_insn_may_write(i, jreg)) return false;
   }
   if (!load) return false;
   const x64_operand *m = &load->op[1];
@@ -334,7 +332,8 @@ static bool match_rel32_split(const x64_insn *jmp, x64_prev_insn prev, void *ctx
   /* [rA + rB]: one holds T (lea [rip+T]), the other the index times 4 (lea [rX*4]) */
   int treg = 0; /* found `lea treg, [rip+T]` */
   for (i = prev(ctx, load); i && steps < SCAN_LIMIT; i = prev(ctx, i), steps++) {
-    bool wa = m->base != treg && writes(i, m->base), wb = m->index != treg && writes(i, m->index);
+    bool wa = m->base != treg && x64_insn_may_write(i, m->base);
+    bool wb = m->index != treg && x64_insn_may_write(i, m->index);
     if (!wa && !wb) continue;
     if (wa && wb) return false;
     int w = wa ? m->base : m->index;
@@ -394,7 +393,7 @@ static bool match_abs64_load(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
       *out = (x64_table_match){.kind = X64_TABLE_ABS64, .base_reg = m->base, .load = i->addr};
       return find_bound(i, m->index, 0, prev, ctx, out);
     }
-    if (writes(i, jreg)) return false;
+    if (x64_insn_may_write(i, jreg)) return false;
   }
   return false;
 }
@@ -405,7 +404,7 @@ bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx) {
   if (t->type != X64_OP_REG) return true;
   const x64_insn *i = prev(ctx, jmp);
   for (int steps = 0; i && steps < SCAN_LIMIT; steps++, i = prev(ctx, i)) {
-    if (!writes(i, t->reg)) continue;
+    if (!x64_insn_may_write(i, t->reg)) continue;
     const x64_operand *a = &i->op[0], *b = &i->op[1];
     if (i->mnemonic == ZYDIS_MNEMONIC_ADD && is_reg(a, t->reg) && b->type == X64_OP_REG) return true;
     if ((i->mnemonic == ZYDIS_MNEMONIC_MOV || i->mnemonic == ZYDIS_MNEMONIC_MOVSXD) && is_reg(a, t->reg) &&
