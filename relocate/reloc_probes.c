@@ -9,7 +9,8 @@
  * return, and the tree must hold these edges so that the counted ones
  * determine them), then the virtual edge EXIT->entry (it is known anyway:
  * the entry counter; if a leak closes a cycle with it, it stays off the tree
- * uninstrumented), then back edges (to a block at or
+ * uninstrumented), then the edges where the flags are live (their probe
+ * would need a pushf/popf), then back edges (to a block at or
  * below the branch: loops), then fall-throughs (on the hot path of gcc's
  * layout), then other branches, and returns and escapes last (once per call,
  * cheapest to count).  Any spanning tree is correct. */
@@ -23,7 +24,26 @@ static size_t find(size_t *up, size_t v) {
   return v;
 }
 
+/* Where the probe of counted edge E goes (reloc.h). */
+static reloc_place place_of(const reloc_plan *p, const reloc_edge *e) {
+  const reloc_bdata *bd = &p->bdata[e->from];
+  const reloc_insn *last = &p->insns[p->order[bd->first + bd->count - 1]];
+  if (e->kind == RELOC_EDGE_FALL) return PLACE_AFTER_LAST;
+  if (e->kind == RELOC_EDGE_ESCAPE && reloc_falls_through(last) && !last->noreturn)
+    return PLACE_AFTER_LAST; /* fell off the known body: before the jmp back */
+  if (bd->nout == 1) return PLACE_BEFORE_LAST; /* ret, jmp, indirect jmp, stop, noreturn call */
+  return PLACE_STUB;
+}
+
+/* The flags are live where the probe of E would go: counting it would cost a
+ * pushf/popf pair. */
+static bool live_at_probe(const reloc_plan *p, const reloc_edge *e) {
+  if (place_of(p, e) == PLACE_BEFORE_LAST) return p->bdata[e->from].live_last != 0;
+  return reloc_edge_live(p, e) != 0;
+}
+
 static int weight(const reloc_plan *p, const reloc_edge *e) {
+  if (live_at_probe(p, e)) return 4;
   if (e->kind == RELOC_EDGE_RETURN || e->kind == RELOC_EDGE_ESCAPE) return 0;
   if (p->blocks[e->to].addr <= p->blocks[e->from].addr) return 3; /* back edge */
   return e->kind == RELOC_EDGE_FALL ? 2 : 1;
@@ -70,17 +90,6 @@ static lp_status spanning_tree(reloc_plan *p, bool *off_tree) {
   return LP_OK;
 }
 
-/* Where the probe of counted edge E goes (reloc.h). */
-static reloc_place place_of(const reloc_plan *p, const reloc_edge *e) {
-  const reloc_bdata *bd = &p->bdata[e->from];
-  const reloc_insn *last = &p->insns[p->order[bd->first + bd->count - 1]];
-  if (e->kind == RELOC_EDGE_FALL) return PLACE_AFTER_LAST;
-  if (e->kind == RELOC_EDGE_ESCAPE && reloc_falls_through(last) && !last->noreturn)
-    return PLACE_AFTER_LAST; /* fell off the known body: before the jmp back */
-  if (bd->nout == 1) return PLACE_BEFORE_LAST; /* ret, jmp, indirect jmp, stop, noreturn call */
-  return PLACE_STUB;
-}
-
 lp_status reloc_place_probes(reloc_plan *p) {
   const reloc_probes *pr = &p->probes;
   p->edata = calloc(p->nedges ? p->nedges : 1, sizeof *p->edata);
@@ -105,8 +114,7 @@ lp_status reloc_place_probes(reloc_plan *p) {
     ed->counted = true;
     p->edata[e].slot = slot++;
     p->edata[e].place = place;
-    p->edata[e].live = p->edata[e].place == PLACE_BEFORE_LAST ? p->bdata[ed->from].live_last
-                                                              : reloc_edge_live(p, ed);
+      p->edata[e].live = live_at_probe(p, ed);
   }
   free(off);
   p->call_slot = slot;

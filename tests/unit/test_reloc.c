@@ -719,9 +719,10 @@ static void test_blocks_count_liveness(void) {
   CHECK(info.nsaved == 1, "%zu saved", info.nsaved);
 }
 
-/* Arcs: the spanning tree keeps the back edge and two fall-throughs; the
- * edges off it are a fall-through (inline, flags live: saved), a taken
- * branch (stub) and the return (before the ret). */
+/* Arcs: the spanning tree keeps the fall-through into block 2, where the
+ * flags are live (its probe would need a pushf/popf), and the other
+ * fall-through; the edges off it are two taken branches (stubs) and the
+ * return (before the ret): no probe saves the flags. */
 static void test_edges_fall_taken_return(void) {
   static const uint8_t in[] = {
       0x31, 0xc0, /* 0: xor eax, eax   block 0 */
@@ -733,15 +734,14 @@ static void test_edges_fall_taken_return(void) {
   static const uint8_t want[] = {
       0x31, 0xc0,                         /* 00: xor eax, eax */
       0xff, 0xcf,                         /* 02: dec edi */
-      0x0f, 0x88, 0x24, 0x00, 0x00, 0x00, /* 04: js stub */
-      SAVE,                               /* 0a: edge 1->2 (fall), ZF live */
-      INC(0x10, 0),                       /* 10 */
-      RESTORE,                            /* 17 */
-      0x0f, 0x85, 0xdc, 0xff, 0xff, 0xff, /* 20: jne block 1 (back edge: on the tree) */
-      INC(0x26, 2),                       /* 26: edge 3->exit, before the ret */
-      0xc3,                               /* 2d: ret */
-      INC(0x2e, 1),                       /* 2e: stub of edge 1->3 (taken) */
-      0xe9, 0xec, 0xff, 0xff, 0xff,       /* 35: jmp block 3 */
+      0x0f, 0x88, 0x0e, 0x00, 0x00, 0x00, /* 04: js stub 1->3 */
+      0x0f, 0x85, 0x14, 0x00, 0x00, 0x00, /* 0a: jne stub 2->1 */
+      INC(0x10, 2),                       /* 10: edge 3->exit, before the ret */
+      0xc3,                               /* 17: ret */
+      INC(0x18, 0),                       /* 18: stub of edge 1->3 (taken) */
+      0xe9, 0xec, 0xff, 0xff, 0xff,       /* 1f: jmp block 3 */
+      INC(0x24, 1),                       /* 24: stub of edge 2->1 (the back edge) */
+      0xe9, 0xd2, 0xff, 0xff, 0xff,       /* 2b: jmp block 1 */
   };
   const char *name = "edges: fall, taken, return";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -749,15 +749,15 @@ static void test_edges_fall_taken_return(void) {
   reloc_info info;
   uint8_t *out;
   reloc_plan *p = run(&c, &probes, DEST, want, sizeof want, &info, &out);
-  CHECK(info.nblocks == 4 && info.nedges == 6 && info.ncounted == 3 && info.nsaved == 1,
+  CHECK(info.nblocks == 4 && info.nedges == 6 && info.ncounted == 3 && info.nsaved == 0,
         "%zu blocks %zu edges %zu counted %zu saved", info.nblocks, info.nedges, info.ncounted, info.nsaved);
   if (p) {
     static const struct { uint32_t from, to; uint8_t kind; bool counted; uint64_t branch, target; } e[] = {
         {0, 1, RELOC_EDGE_FALL, false, SRC + 0, SRC + 2},
-        {1, 2, RELOC_EDGE_FALL, true, SRC + 4, SRC + 6},
+        {1, 2, RELOC_EDGE_FALL, false, SRC + 4, SRC + 6},
         {1, 3, RELOC_EDGE_TAKEN, true, SRC + 4, SRC + 8},
         {2, 3, RELOC_EDGE_FALL, false, SRC + 6, SRC + 8},
-        {2, 1, RELOC_EDGE_TAKEN, false, SRC + 6, SRC + 2},
+        {2, 1, RELOC_EDGE_TAKEN, true, SRC + 6, SRC + 2},
         {3, RELOC_EXIT, RELOC_EDGE_RETURN, true, SRC + 8, 0},
     };
     const reloc_edge *got = reloc_edges(p);
@@ -771,6 +771,38 @@ static void test_edges_fall_taken_return(void) {
   }
   reloc_plan_free(p);
   free(out);
+}
+
+/* Arcs: a loop whose head reads CF that the decrement leaves alone.  The
+ * self-loop is always counted (it is no tree edge), and the flags are live on
+ * it: its stub saves them. */
+static void test_edges_counted_live(void) {
+  static const uint8_t in[] = {
+      0x31, 0xc0,       /* 0: xor eax, eax   block 0 */
+      0x83, 0xd0, 0x00, /* 2: adc eax, 0     block 1: reads CF */
+      0xff, 0xcf,       /* 5: dec edi        (CF untouched) */
+      0x75, 0xf9,       /* 7: jne 2 */
+      0xc3,             /* 9: ret            block 2 */
+  };
+  static const uint8_t want[] = {
+      0x31, 0xc0,                         /* 00: xor eax, eax */
+      0x83, 0xd0, 0x00,                   /* 02: adc eax, 0 */
+      0xff, 0xcf,                         /* 05: dec edi */
+      0x0f, 0x85, 0x08, 0x00, 0x00, 0x00, /* 07: jne stub 1->1 */
+      INC(0x0d, 1),                       /* 0d: edge 2->exit, before the ret */
+      0xc3,                               /* 14: ret */
+      SAVE,                               /* 15: stub of edge 1->1, CF live */
+      INC(0x1b, 0),                       /* 1b */
+      RESTORE,                            /* 22 */
+      0xe9, 0xd2, 0xff, 0xff, 0xff,       /* 2b: jmp block 1 */
+  };
+  const char *name = "edges: counted with the flags live";
+  fn_case c = CASE(name, in, sizeof in, 0);
+  reloc_probes probes = {.arcs = true};
+  reloc_info info;
+  expect_case(&c, &probes, want, sizeof want, &info);
+  CHECK(info.nblocks == 3 && info.ncounted == 2 && info.nsaved == 1, "%zu blocks %zu counted %zu saved",
+        info.nblocks, info.ncounted, info.nsaved);
 }
 
 /* A one-instruction block ending in an unresolved jmp: its block probe and
@@ -1878,6 +1910,7 @@ int main(void) {
   test_blocks_cover();
   test_blocks_count_liveness();
   test_edges_fall_taken_return();
+  test_edges_counted_live();
   test_shared_save();
   test_tail_liveness();
   test_call_sites();
