@@ -49,8 +49,10 @@ typedef struct reloc_function_desc {
  * at the start of the block's copy, which every path into the block passes; a
  * counted edge's probe after the last instruction of a falling-through block
  * (FALL), before the last instruction when that ends the block's only edge
- * (a ret, a jmp, an indirect jmp, a noreturn call), else in a stub after the
- * code that the branch or the jump table entry is sent to (probe; jmp target);
+ * (a ret, a jmp, an indirect jmp, a noreturn call), else at the start of the
+ * target block's copy when the edge is its only way in (never block 0: the
+ * entry comes in too), else in a stub after the code that the branch or the
+ * jump table entry is sent to (probe; jmp target);
  * a call-site counter right before its call.  Counters use inc (flags saved
  * with pushfq/popfq only where the flags liveness says they are live; one
  * save for adjacent probes) and lock inc when atomic. */

@@ -155,6 +155,11 @@ lp_status reloc_build_cfg(reloc_plan *p) {
     p->bdata[l.v[e].from].first_edge = e;
     p->bdata[l.v[e].from].nout++;
   }
+  for (size_t e = 0; e < l.n; e++)
+    if (l.v[e].to != RELOC_EXIT) {
+      p->bdata[l.v[e].to].npreds++;
+      p->bdata[l.v[e].to].pred = e;
+    }
   for (size_t k = 0; k < nb; k++) p->blocks[k].leaks = block_leaks(p, k);
   for (size_t t = 0; t < p->ntables; t++) p->tables[t].block = -1;
   for (size_t i = 0; i < p->n; i++) {

@@ -38,11 +38,12 @@ typedef struct reloc_insn {
 } reloc_insn;
 
 /* Where a counted edge's probe goes (see reloc.h). */
-typedef enum reloc_place { PLACE_AFTER_LAST, PLACE_BEFORE_LAST, PLACE_STUB } reloc_place;
+typedef enum reloc_place { PLACE_AFTER_LAST, PLACE_BEFORE_LAST, PLACE_AT_TARGET, PLACE_STUB } reloc_place;
 
 typedef struct reloc_bdata {
   size_t first, count;    /* positions in the layout order p->order */
   size_t first_edge, nout;/* its out-edges: edges[first_edge .. +nout) */
+  size_t npreds, pred;    /* how many edges come in; the last of them */
   uint8_t live_in;        /* flags live at its start */
   uint8_t live_last;      /* flags live before its last instruction */
 } reloc_bdata;

@@ -3,8 +3,9 @@
  * One code path measures (writer without a buffer) and emits, so sizes never
  * depend on the destination or the counters (e9patch style).  Layout: blocks
  * in block order (entry first), the entry counter on top of block 0, each
- * block's probe at its start, a jmp where a fall-through is broken, then the
- * stubs of the counted edges that need one (probe; jmp target), then the
+ * block's probe at its start, with the probe of the counted edge that is its
+ * only way in, a jmp where a fall-through is broken, then the stubs of the
+ * counted edges that need one (probe; jmp target), then the
  * rewritten jump tables.  Probes that land at one point are queued and
  * written together, sharing one flags save (DynamoRIO's drx style).  The
  * measure pass also records the origin map (reloc.h): which original
@@ -199,6 +200,8 @@ static void write_block(layout_ctx *c, size_t b, int64_t *copy_off) {
     queue(c, p->block_slot + b, pr->blocks == RELOC_BLOCKS_COVER, bd->live_in != 0);
     c->queue[c->nqueued - 1].block = (long)b;
   }
+  if (bd->npreds == 1 && p->edges[bd->pred].counted && p->edata[bd->pred].place == PLACE_AT_TARGET)
+    queue_edge(c, bd->pred);
   for (size_t k = bd->first; k < bd->first + bd->count; k++) {
     size_t i = p->order[k];
     const x64_insn *in = &p->insns[i].x;

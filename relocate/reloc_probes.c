@@ -32,6 +32,8 @@ static reloc_place place_of(const reloc_plan *p, const reloc_edge *e) {
   if (e->kind == RELOC_EDGE_ESCAPE && reloc_falls_through(last) && !last->noreturn)
     return PLACE_AFTER_LAST; /* fell off the known body: before the jmp back */
   if (bd->nout == 1) return PLACE_BEFORE_LAST; /* ret, jmp, indirect jmp, stop, noreturn call */
+  if (e->to != RELOC_EXIT && e->to != 0 && p->bdata[e->to].npreds == 1)
+    return PLACE_AT_TARGET; /* the only way in (block 0 has the entry as well) */
   return PLACE_STUB;
 }
 

@@ -773,6 +773,39 @@ static void test_edges_fall_taken_return(void) {
   free(out);
 }
 
+/* Arcs: the taken branch into block 3 is off the tree (the back edge out of
+ * block 3 joined it first) and is block 3's only way in: its probe goes at
+ * block 3's start, the js goes straight there, no stub. */
+static void test_edges_counted_at_target(void) {
+  static const uint8_t in[] = {
+      0x31, 0xc0, /* 0: xor eax, eax   block 0 */
+      0xff, 0xcf, /* 2: dec edi        block 1 */
+      0x78, 0x03, /* 4: js 9 */
+      0xff, 0xc0, /* 6: inc eax        block 2 */
+      0xc3,       /* 8: ret */
+      0xff, 0xc8, /* 9: dec eax        block 3: only the js comes in */
+      0xeb, 0xf5, /* b: jmp 2 */
+  };
+  static const uint8_t want[] = {
+      0x31, 0xc0,                         /* 00: xor eax, eax */
+      0xff, 0xcf,                         /* 02: dec edi */
+      0x0f, 0x88, 0x0a, 0x00, 0x00, 0x00, /* 04: js block 3 */
+      0xff, 0xc0,                         /* 0a: inc eax */
+      INC(0x0c, 1),                       /* 0c: edge 2->exit, before the ret */
+      0xc3,                               /* 13: ret */
+      INC(0x14, 0),                       /* 14: block 3: edge 1->3 */
+      0xff, 0xc8,                         /* 1b: dec eax */
+      0xe9, 0xe0, 0xff, 0xff, 0xff,       /* 1d: jmp block 1 */
+  };
+  const char *name = "edges: counted at the target";
+  fn_case c = CASE(name, in, sizeof in, 0);
+  reloc_probes probes = {.arcs = true};
+  reloc_info info;
+  expect_case(&c, &probes, want, sizeof want, &info);
+  CHECK(info.nblocks == 4 && info.ncounted == 2 && info.nsaved == 0, "%zu blocks %zu counted %zu saved",
+        info.nblocks, info.ncounted, info.nsaved);
+}
+
 /* Arcs: a loop whose head reads CF that the decrement leaves alone.  The
  * self-loop is always counted (it is no tree edge), and the flags are live on
  * it: its stub saves them. */
@@ -941,7 +974,9 @@ static void test_noreturn_edges(void) {
   free(out);
 }
 
-/* A jump table with arcs: the counted table edges' entries point at stubs. */
+/* A jump table with arcs: of the counted table edges, the one that is its
+ * target's only way in is counted at the target, the other (block 4 is also
+ * reached by falling from block 3) in a stub its entry points at. */
 static void test_edges_table(void) {
   static const uint8_t in[] = {
       0x83, 0xff, 0x02,                               /* 00: cmp edi, 2 */
@@ -960,24 +995,23 @@ static void test_edges_table(void) {
   };
   static const uint8_t want[] = {
       0x83, 0xff, 0x02,                               /* 00: cmp edi, 2 */
-      0x0f, 0x87, 0x1a, 0x00, 0x00, 0x00,             /* 03: ja block 5 (23) */
+      0x0f, 0x87, 0x21, 0x00, 0x00, 0x00,             /* 03: ja block 5 (2a) */
       0x89, 0xff,                                     /* 09: mov edi, edi */
-      0xff, 0x24, 0xfd, 0x48, 0x00, 0x40, 0x10,       /* 0b: jmp [rdi*8+DEST+0x48] */
+      0xff, 0x24, 0xfd, 0x40, 0x00, 0x40, 0x10,       /* 0b: jmp [rdi*8+DEST+0x40] */
       0xb8, 0x01, 0x00, 0x00, 0x00,                   /* 12: mov eax, 1    block 2 */
       INC(0x17, 2),                                   /* 17: edge 2->exit, before the ret */
       0xc3,                                           /* 1e: ret */
-      0x31, 0xc0,                                     /* 1f: xor eax, eax  block 3 */
-      0xff, 0xc0,                                     /* 21: inc eax       block 4 */
-      INC(0x23, 3),                                   /* 23: block 5: edge 5->exit */
-      0xc3,                                           /* 2a: ret */
-      INC(0x2b, 0),                                   /* 2b: stub of table edge 1->3 */
-      0xe9, 0xe8, 0xff, 0xff, 0xff,                   /* 32: jmp block 3 */
-      INC(0x37, 1),                                   /* 37: stub of table edge 1->4 */
-      0xe9, 0xde, 0xff, 0xff, 0xff,                   /* 3e: jmp block 4 */
-      0xcc, 0xcc, 0xcc, 0xcc, 0xcc,                   /* 43: align 8 */
-      0x12, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 48: DEST+0x12 (edge on the tree) */
-      0x2b, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 50: DEST+0x2b (stub) */
-      0x37, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 58: DEST+0x37 (stub) */
+      INC(0x1f, 0),                                   /* 1f: block 3: table edge 1->3, its only way in */
+      0x31, 0xc0,                                     /* 26: xor eax, eax */
+      0xff, 0xc0,                                     /* 28: inc eax       block 4 */
+      INC(0x2a, 3),                                   /* 2a: block 5: edge 5->exit */
+      0xc3,                                           /* 31: ret */
+      INC(0x32, 1),                                   /* 32: stub of table edge 1->4 */
+      0xe9, 0xea, 0xff, 0xff, 0xff,                   /* 39: jmp block 4 */
+      0xcc, 0xcc,                                     /* 3e: align 8 */
+      0x12, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 40: DEST+0x12 (edge on the tree) */
+      0x1f, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 48: DEST+0x1f (block 3, probe first) */
+      0x32, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 50: DEST+0x32 (stub) */
   };
   const char *name = "edges: table";
   fn_case c = CASE(name, in, 0x19, 0);
@@ -1911,6 +1945,7 @@ int main(void) {
   test_blocks_count_liveness();
   test_edges_fall_taken_return();
   test_edges_counted_live();
+  test_edges_counted_at_target();
   test_shared_save();
   test_tail_liveness();
   test_call_sites();
