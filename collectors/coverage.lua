@@ -11,7 +11,7 @@ local coverage = {
 }
 
 function coverage.report(run)
-  local text, stats = lcov.tracefile(run, lazyprobe.lines)
+  local text, stats = lcov.tracefile(run, lazyprobe)
   local ok, err = lazyprobe.write("coverage.info", text)
   if not ok then error(err, 0) end
   ok, err = lazyprobe.write("coverage-nolines.txt", lcov.nolines_summary(stats))

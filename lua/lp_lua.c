@@ -5,6 +5,7 @@
  *   lazyprobe.write(name, text)  write a file in the output directory
  *   lazyprobe.basename(path)
  *   lazyprobe.lines(module, lo, hi)  DWARF line-table rows, as columns (core/lines.c)
+ *   lazyprobe.line_counts(f), lazyprobe.branch_counts(f)  (lp_source.c)
  * report(run), and sample(run) every `interval` while the program runs,
  * receive run.functions (merged over all counters files by module and address,
  * each with its graph: blocks, edges solved by flow conservation, call sites
@@ -14,6 +15,7 @@
 #include "lp_lua.h"
 
 #include "lines.h"
+#include "lp_source.h"
 #include "reloc_flow.h"
 
 #include <dirent.h>
@@ -119,22 +121,15 @@ static module_lines *lines_of(lp_lua *lp, const char *path) {
   return m;
 }
 
-/* lazyprobe.lines(module, lo, hi): the line-table rows in [lo, hi) as three
- * parallel arrays { address = {...}, file = {...}, line = {...} } (columns, not
- * a table per row: a report reads ~100 k rows), or nil, message. */
-static int l_lines(lua_State *L) {
-  const char *module = luaL_checkstring(L, 1);
-  lua_Integer lo = luaL_checkinteger(L, 2), hi = luaL_checkinteger(L, 3);
-  module_lines *m = lines_of(self(L), module);
+const core_lines *lp_lua_module_lines(lua_State *L, const char *path) {
+  module_lines *m = lines_of(self(L), path);
   if (!m || !m->loaded) {
-    lua_pushnil(L);
     lua_pushstring(L, m ? m->error : "out of memory");
-    return 2;
+    return NULL;
   }
   if (!m->lines.present) {
-    lua_pushnil(L);
-    lua_pushfstring(L, "%s has no line table", module);
-    return 2;
+    lua_pushfstring(L, "%s has no line table", path);
+    return NULL;
   }
   if (m->files_ref == LUA_NOREF) { /* each path becomes a Lua string once, not once a row */
     lua_createtable(L, (int)m->lines.nfiles, 0);
@@ -145,9 +140,24 @@ static int l_lines(lua_State *L) {
     m->files_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
   lua_rawgeti(L, LUA_REGISTRYINDEX, m->files_ref);
+  return &m->lines;
+}
+
+/* lazyprobe.lines(module, lo, hi): the line-table rows in [lo, hi) as three
+ * parallel arrays { address = {...}, file = {...}, line = {...} } (columns, not
+ * a table per row: a report reads ~100 k rows), or nil, message. */
+static int l_lines(lua_State *L) {
+  const char *module = luaL_checkstring(L, 1);
+  lua_Integer lo = luaL_checkinteger(L, 2), hi = luaL_checkinteger(L, 3);
+  const core_lines *lines = lp_lua_module_lines(L, module);
+  if (!lines) {
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
   int files = lua_gettop(L);
   const core_line *first;
-  size_t n = core_lines_range(&m->lines, (uint64_t)lo, (uint64_t)hi, &first);
+  size_t n = core_lines_range(lines, (uint64_t)lo, (uint64_t)hi, &first);
   lua_createtable(L, 0, 3);
   lua_createtable(L, (int)n, 0);
   for (size_t i = 0; i < n; i++) {
@@ -187,6 +197,7 @@ lp_status lp_lua_new(const lp_lua_options *opt, lp_lua **out) {
   *(lp_lua **)lua_getextraspace(lp->L) = lp;
   luaL_openlibs(lp->L);
   luaL_newlib(lp->L, library);
+  luaL_setfuncs(lp->L, lp_source_library, 0);
   lua_pushstring(lp->L, opt->outdir ? opt->outdir : "");
   lua_setfield(lp->L, -2, "outdir");
   lua_setglobal(lp->L, "lazyprobe");

@@ -1625,6 +1625,42 @@ def test_out_genhtml(ctx, prog_name, opt):
     return [(name, probs)]
 
 
+CHECK_SOURCE = os.path.join(TEST_COLLECTORS, 'check_source.lua')
+SOURCE_COUNT_PROGRAMS = [(pn, o) for pn, o in GCOV_PROGRAMS if pn != 'longjmp']  # no branch known there
+
+
+def test_out_source_counts(ctx, prog_name, opt):
+    """outputs/source_counts/PROG/Ox: lazyprobe.line_counts and
+    lazyprobe.branch_counts (lua/lp_source.c, what lcov.lua writes DA and
+    BRDA lines from) equal their rules stated again in plain Lua
+    (tests/collectors/source_ref.lua) for every function of a real run, with
+    0/1 block counts (-c coverage) and with counts solved from the arcs
+    (-c coverage,arcs)."""
+    name = 'outputs/source_counts/%s/%s' % (prog_name, opt)
+    binary, err = build_extra(ctx, prog_name, '%s-g' % opt, ['-%s' % opt, '-g'])
+    if err:
+        return [(name, [err])]
+    s = ctx.scratch(name)
+    probs, ways = [], 0
+    for cols in ('coverage', 'coverage,arcs'):
+        outdir = os.path.join(s, cols.replace(',', '+'))
+        cmd = [ctx.lp, 'run', '-c', cols, '-o', outdir, '--', binary]
+        st, out, lerr, to = run_proc(cmd, ctx.progs[prog_name].stdin, timeout=RUN_TIMEOUT)
+        rcmd = [ctx.lp, 'report', '-c', CHECK_SOURCE, outdir]
+        r = subprocess.run(rcmd, capture_output=True, text=True, timeout=120)
+        m = re.search(r'check_source: (\d+) functions, (\d+) lines, (\d+) branch ways agree', r.stdout)
+        repro = '  [repro: %s; %s]' % (' '.join(cmd), ' '.join(rcmd))
+        if r.returncode != 0 or not m:
+            probs.append('-c %s: status %d: %s' % (cols, r.returncode, short(r.stdout + r.stderr)) + repro)
+        elif int(m.group(2)) == 0:
+            probs.append('-c %s: no line compared: %s' % (cols, m.group(0)) + repro)
+        else:
+            ways += int(m.group(3))
+    if not probs and ways == 0:
+        probs.append('no branch way compared in either run')
+    return [(name, probs)]
+
+
 def test_out_report_elsewhere(ctx, prog_name):
     """outputs/report_elsewhere/PROG: a program started by a relative path
     (`./PROG` in its own directory) is recorded by its absolute path, so that
@@ -2222,6 +2258,9 @@ def main():
         for pn, o in (('fib', 'O2'), ('branches', 'O0')):
             jobs.append(('outputs/genhtml/%s/%s' % (pn, o),
                          lambda pn=pn, o=o: test_out_genhtml(ctx, pn, o)))
+        for pn, o in SOURCE_COUNT_PROGRAMS:
+            jobs.append(('outputs/source_counts/%s/%s' % (pn, o),
+                         lambda pn=pn, o=o: test_out_source_counts(ctx, pn, o)))
         for pn in ('fib', 'branches'):
             jobs.append(('outputs/callgrind_annotate/%s/O0' % pn,
                          lambda pn=pn: test_out_callgrind(ctx, pn, 'O0')))

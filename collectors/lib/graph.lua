@@ -1,6 +1,6 @@
--- graph.lua — shared helpers for the report writers (lcov, callgrind, fdata):
--- line-table lookups, a function index by module and address, and the edge
--- counts of one function's CFG (known, inferred, or unknown).
+-- graph.lua — shared helpers for the report writers (callgrind, fdata):
+-- line-table lookups and a function index by module and address.  (Line and
+-- branch counts per function are lazyprobe.line_counts/branch_counts.)
 -- Pure functions of the run table; the line-table reader is passed in
 -- (lazyprobe.lines in a collector, a mock in tests).
 local graph = {}
@@ -95,90 +95,6 @@ function graph.entry_row(rows, f)
     end
   end
   return i and { address = rows.address[i], file = rows.file[i], line = line[i] }
-end
-
--- A function's blocks in address order (they come in layout order, which is
--- address order but for the entry's block first).
-function graph.blocks_by_address(f)
-  local blocks, sorted = {}, true
-  for k, b in ipairs(f.blocks) do
-    blocks[k] = b
-    if k > 1 and b.address < blocks[k - 1].address then sorted = false end
-  end
-  if not sorted then table.sort(blocks, function(a, b) return a.address < b.address end) end
-  return blocks
-end
-
--- The edge counts of a function, one per edge (same indices as f.edges):
--- a number when known, "-" when the edge's block never ran, nil when unknown.
--- Known: "-" from a block that never ran, else the edge's own count (arcs),
--- else the count of the successor block when this edge is its only way in
--- (block 1 also has the function's entry as a way in, so never qualifies).
-function graph.edge_counts(f)
-  local out = {}
-  local edges, blocks = f.edges, f.blocks
-  if not edges then return out end
-  local preds = {}
-  for _, e in ipairs(edges) do
-    if e.to and e.to > 0 then preds[e.to] = (preds[e.to] or 0) + 1 end
-  end
-  for i, e in ipairs(edges) do
-    local from = blocks and blocks[e.from]
-    if from and from.count == 0 then
-      out[i] = "-"
-    elseif e.count ~= nil then
-      out[i] = e.count
-    elseif blocks and e.to and e.to > 1 and preds[e.to] == 1 and blocks[e.to] then
-      out[i] = blocks[e.to].count
-    end
-  end
-  return out
-end
-
--- Conditional branch points of a function: blocks with two or more edges of
--- kind taken, fall or table. Returns a list of { block = index, branch =
--- address of the transferring instruction, edges = { edge indices } } in
--- block order.
-function graph.branch_points(f)
-  local edges = f.edges
-  if not edges then return {} end
-  -- per block, its taken/table edges and its fall-throughs, each in edge order
-  local taken, fall, branch = {}, {}, {}
-  for i, e in ipairs(edges) do
-    local kind, from = e.kind, e.from
-    if kind == "fall" then
-      local l = fall[from]
-      if not l then l = {} fall[from] = l end
-      l[#l + 1] = i
-      if not branch[from] then branch[from] = e.branch end
-    elseif kind == "taken" or kind == "table" then
-      local l = taken[from]
-      if not l then l = {} taken[from] = l end
-      l[#l + 1] = i
-      if not taken[from].branch then taken[from].branch = e.branch end
-    end
-  end
-  local blocks = {}
-  for b in pairs(taken) do blocks[#blocks + 1] = b end
-  for b in pairs(fall) do
-    if not taken[b] then blocks[#blocks + 1] = b end
-  end
-  table.sort(blocks)
-  local list = {}
-  for _, b in ipairs(blocks) do
-    local t, fl = taken[b], fall[b]
-    local ids = {}
-    if t then
-      for k = 1, #t do ids[k] = t[k] end
-    end
-    if fl then
-      for k = 1, #fl do ids[#ids + 1] = fl[k] end
-    end
-    if #ids >= 2 then
-      list[#list + 1] = { block = b, branch = t and t.branch or branch[b], edges = ids }
-    end
-  end
-  return list
 end
 
 return graph

@@ -2,8 +2,9 @@
 -- geninfo(1), "tracefile format": SF, FN/FNDA/FNF/FNH, BRDA/BRF/BRH,
 -- DA/LF/LH, end_of_record), read by genhtml and `lcov --summary`.
 --
--- lcov.tracefile(run, lines) -> text, stats
---   lines(module, lo, hi) is the line-table reader (lazyprobe.lines).
+-- lcov.tracefile(run, source) -> text, stats
+--   source has line_counts(f) and branch_counts(f) (the `lazyprobe` library;
+--   a mock in tests).
 --   stats = { functions, functions_hit, lines, lines_hit, branches,
 --             branches_hit, records, nolines = { functions without line
 --             info }, native = { functions left uninstrumented } }
@@ -16,19 +17,16 @@
 --    of the tracefile and returned in stats.nolines (the collector writes
 --    them to a separate summary). Functions left native are left out too
 --    (their counts mean nothing).
---  * Lines: every row inside a block of the function; a line's count in one
---    function is the max of the counts of the blocks that hold one of its
---    addresses; counts of one line in several functions (inlined code) add
---    up. A function that never ran has no blocks: every row of its range
---    gets 0. A function that ran without block data gets its entry line only.
---    Rows with line 0 (no source line) are skipped.
---  * Branches (BRDA): every block with two or more out-edges of kind taken,
---    fall or table, at the line of its branch instruction; branch 0.. are the
---    taken/table edges in order, the fall-through last. Taken counts are
---    graph.edge_counts: "-" when the block never ran, the edge count when
---    known, the successor's count when the edge is its only way in; a branch
---    point with any edge still unknown is left out whole. The BRDA block
---    number is the branch point's ordinal on its line within the file.
+--  * Lines: source.line_counts(f), a line's count in one function (the
+--    largest count of the blocks that hold one of its addresses; every row
+--    at 0 for a function that never ran; the entry line alone for one that
+--    ran without block data; docs/COLLECTORS.md); counts of one line in
+--    several functions (inlined code) add up.
+--  * Branches (BRDA): source.branch_counts(f), the branch points whose ways
+--    out are all known, each way's taken count or "-" when its block never
+--    ran (docs/COLLECTORS.md); branch 0.. are the taken/table edges in order,
+--    the fall-through last. The BRDA block number is the branch point's
+--    ordinal on its line within the file.
 local graph = require("graph")
 
 local lcov = {}
@@ -56,7 +54,7 @@ local function unique_name(entry, f)
   return name
 end
 
-function lcov.tracefile(run, lines)
+function lcov.tracefile(run, source)
   local files = {}
   local stats = { functions = 0, functions_hit = 0, lines = 0, lines_hit = 0, branches = 0,
                   branches_hit = 0, records = 0, nolines = {}, native = {} }
@@ -65,79 +63,45 @@ function lcov.tracefile(run, lines)
       stats.native[#stats.native + 1] = f
       goto continue
     end
-    local rows = graph.rows(lines, f)
-    local entry = rows and graph.entry_row(rows, f)
-    if not entry then
+    local lc = source.line_counts(f)
+    if not lc then
       stats.nolines[#stats.nolines + 1] = f
       goto continue
     end
     do
-      local fe = file_entry(files, entry.file)
-      fe.fns[#fe.fns + 1] = { line = entry.line, name = unique_name(fe, f), count = f.count }
-
-      -- this function's line counts, by file then line: the max over its blocks
-      local raddr, rfile, rline = rows.address, rows.file, rows.line
-      local mine = {}
-      local function put(file, line, count)
-        if line <= 0 then return end
-        local lines_of = mine[file]
-        if not lines_of then
-          lines_of = {}
-          mine[file] = lines_of
+      local fe = file_entry(files, lc.entry_file)
+      fe.fns[#fe.fns + 1] = { line = lc.entry_line, name = unique_name(fe, f), count = f.count }
+      -- counts of one line in several functions (inlined code) add up
+      local lfile, lline, lcount = lc.file, lc.line, lc.count
+      local e, el
+      for k = 1, #lfile do
+        if not e or lfile[k] ~= lfile[k - 1] then
+          e = file_entry(files, lfile[k])
+          el = e.lines
         end
-        local was = lines_of[line]
-        if was == nil or count > was then lines_of[line] = count end
-      end
-      local n = #raddr
-      if f.blocks then
-        -- blocks by address, rows by address: one walk finds the rows that
-        -- cover each block's [address, address + size)
-        local i = 1
-        for _, b in ipairs(graph.blocks_by_address(f)) do
-          local lo, count = b.address, b.count
-          local hi = lo + b.size
-          while i < n and raddr[i + 1] <= lo do i = i + 1 end
-          local j = i
-          while j <= n and raddr[j] < hi do
-            if raddr[j] >= lo or j == n or raddr[j + 1] > lo then put(rfile[j], rline[j], count) end
-            j = j + 1
-          end
-        end
-      elseif f.count == 0 then
-        for j = 1, n do put(rfile[j], rline[j], 0) end
-      end
-      local at_entry = mine[entry.file] and mine[entry.file][entry.line]
-      put(entry.file, entry.line, f.count > 0 and (at_entry or f.count) or 0)
-      for file, lines_of in pairs(mine) do
-        local e = file_entry(files, file)
-        local el = e.lines
-        for line, count in pairs(lines_of) do el[line] = (el[line] or 0) + count end
+        local line = lline[k]
+        el[line] = (el[line] or 0) + lcount[k]
       end
 
-      -- branch points
-      if f.blocks and f.edges then
-        local counts = graph.edge_counts(f)
-        for _, p in ipairs(graph.branch_points(f)) do
-          local known = true
-          for _, k in ipairs(p.edges) do
-            if counts[k] == nil then known = false end
+      local br = f.blocks and f.edges and source.branch_counts(f)
+      if br then
+        local bfile, bline, bpoint, btaken = br.file, br.line, br.point, br.taken
+        local k, n = 1, #bpoint
+        while k <= n do
+          local point, file, line = bpoint[k], bfile[k], bline[k]
+          local be = file_entry(files, file)
+          local seq = be.brseq[line] or 0
+          be.brseq[line] = seq + 1
+          local list = be.brs[line]
+          if not list then list = {} be.brs[line] = list end
+          local hit, way = be.brhit[line] or 0, 0
+          while k <= n and bpoint[k] == point do
+            local taken = btaken[k]
+            list[#list + 1] = string.format("BRDA:%d,%d,%d,%s", line, seq, way, taken)
+            if taken ~= "-" and taken > 0 then hit = hit + 1 end
+            way, k = way + 1, k + 1
           end
-          local i = known and graph.row_at(rows, p.branch)
-          local line = i and rline[i]
-          if line and line > 0 then
-            local e = file_entry(files, rfile[i])
-            local seq = e.brseq[line] or 0
-            e.brseq[line] = seq + 1
-            local list = e.brs[line]
-            if not list then list = {} e.brs[line] = list end
-            local hit = e.brhit[line] or 0
-            for k, ei in ipairs(p.edges) do
-              local taken = counts[ei]
-              list[#list + 1] = string.format("BRDA:%d,%d,%d,%s", line, seq, k - 1, taken)
-              if taken ~= "-" and taken > 0 then hit = hit + 1 end
-            end
-            e.brhit[line] = hit
-          end
+          be.brhit[line] = hit
         end
       end
     end

@@ -17,7 +17,8 @@
 --                                                 with blocks="cover" probes
 local here = arg[0]:match("^(.*)/[^/]*$") or "."
 local root = here .. "/../.."
-package.path = root .. "/collectors/lib/?.lua;" .. package.path
+package.path = root .. "/collectors/lib/?.lua;" .. here .. "/?.lua;" .. package.path
+local ref = require("source_ref")
 
 -- {=== the mock library ===}
 
@@ -53,6 +54,9 @@ local function mock_library(outdir, line_tables, real_files)
       return out
     end
   end
+  local lines = lib.lines or function() return nil, "no line table" end
+  function lib.line_counts(f) return ref.line_counts(lines, f) end
+  function lib.branch_counts(f) return ref.branch_counts(lines, f) end
   return lib
 end
 

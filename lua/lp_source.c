@@ -1,0 +1,451 @@
+/* lp_source.c — one function's counts at the level of its source lines, for
+ * line-oriented report writers (collectors/lib/lcov.lua):
+ *
+ *   lazyprobe.line_counts(f)    how often each of its source lines ran
+ *   lazyprobe.branch_counts(f)  its conditional branch points, with how often
+ *                               each way out was taken
+ *
+ * Both read the function table of the run (f.module, f.address, f.size,
+ * f.count, f.blocks, f.edges: counts merged over processes, or set by the
+ * collector itself) and the module's DWARF line table (lp_lua_module_lines).
+ * The rules are in docs/COLLECTORS.md; tests/collectors/source_ref.lua states
+ * them again in plain Lua and is the oracle these are checked against.  In C
+ * because a coverage report of sqlite maps ~30 k blocks onto ~100 k line
+ * rows and ~20 k branch points: in Lua that was most of the report's time. */
+#include "lp_source.h"
+
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lines.h"
+
+typedef struct src_block {
+  uint64_t addr, size;
+  lua_Integer count;
+  bool counted; /* count is known */
+} src_block;
+
+typedef struct src_edge {
+  lua_Integer from, to, count; /* from/to 1-based blocks, to 0: out of the function */
+  uint64_t branch;
+  bool counted;
+  bool way; /* kind taken, table or fall: a way out of a branch point */
+  bool fall;
+} src_edge;
+
+typedef struct src_fn {
+  uint64_t addr, end;
+  lua_Integer count;
+  src_block *blocks; /* NULL: no blocks field */
+  size_t nblocks;
+  src_edge *edges; /* NULL: no edges field */
+  size_t nedges;
+  const core_lines *lines; /* the module's */
+  const core_line *rows;  /* those in [addr, end) */
+  size_t nrows;
+} src_fn;
+
+static lua_Integer int_field(lua_State *L, int t, const char *k, bool *present) {
+  lua_getfield(L, t, k);
+  int is = 0;
+  lua_Integer v = lua_tointegerx(L, -1, &is);
+  lua_pop(L, 1);
+  if (present) *present = is;
+  return is ? v : 0;
+}
+
+static void free_fn(src_fn *f) {
+  free(f->blocks);
+  free(f->edges);
+}
+
+/* Reads f's blocks (when WITH_EDGES, its edges too) from the table at index
+ * T; false when out of memory. */
+static bool read_graph(lua_State *L, int t, src_fn *f, bool with_edges) {
+  if (lua_getfield(L, t, "blocks") == LUA_TTABLE) {
+    f->nblocks = (size_t)luaL_len(L, -1);
+    f->blocks = malloc((f->nblocks ? f->nblocks : 1) * sizeof *f->blocks);
+    if (!f->blocks) return false;
+    for (size_t b = 0; b < f->nblocks; b++) {
+      src_block *sb = &f->blocks[b];
+      lua_rawgeti(L, -1, (lua_Integer)b + 1);
+      int bt = lua_gettop(L);
+      sb->addr = (uint64_t)int_field(L, bt, "address", NULL);
+      sb->size = (uint64_t)int_field(L, bt, "size", NULL);
+      sb->count = int_field(L, bt, "count", &sb->counted);
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  if (!with_edges) return true;
+  if (lua_getfield(L, t, "edges") == LUA_TTABLE) {
+    f->nedges = (size_t)luaL_len(L, -1);
+    f->edges = malloc((f->nedges ? f->nedges : 1) * sizeof *f->edges);
+    if (!f->edges) return false;
+    for (size_t e = 0; e < f->nedges; e++) {
+      src_edge *se = &f->edges[e];
+      lua_rawgeti(L, -1, (lua_Integer)e + 1);
+      int et = lua_gettop(L);
+      se->from = int_field(L, et, "from", NULL);
+      se->to = int_field(L, et, "to", NULL);
+      se->branch = (uint64_t)int_field(L, et, "branch", NULL);
+      se->count = int_field(L, et, "count", &se->counted);
+      lua_getfield(L, et, "kind");
+      const char *kind = lua_tostring(L, -1);
+      kind = kind ? kind : "";
+      se->fall = !strcmp(kind, "fall");
+      se->way = se->fall || !strcmp(kind, "taken") || !strcmp(kind, "table");
+      lua_pop(L, 2);
+    }
+  }
+  lua_pop(L, 1);
+  return true;
+}
+
+/* Reads the function at index 1 and its line rows; pushes the module's file
+ * paths table.  Returns 0 when it did, else the number of values pushed for
+ * the caller to return (nil, message). */
+static int read_fn(lua_State *L, src_fn *f, bool with_edges) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  memset(f, 0, sizeof *f);
+  lua_getfield(L, 1, "module");
+  const char *module = lua_tostring(L, -1);
+  if (!module) return luaL_argerror(L, 1, "a function of the run: no module");
+  f->addr = (uint64_t)int_field(L, 1, "address", NULL);
+  f->count = int_field(L, 1, "count", NULL);
+  if (!read_graph(L, 1, f, with_edges)) {
+    free_fn(f);
+    return luaL_error(L, "out of memory");
+  }
+  f->end = f->addr + (uint64_t)int_field(L, 1, "size", NULL); /* graph.function_end */
+  for (size_t b = 0; b < f->nblocks; b++)
+    if (f->blocks[b].addr + f->blocks[b].size > f->end) f->end = f->blocks[b].addr + f->blocks[b].size;
+  if (f->end == f->addr) f->end = f->addr + 1;
+  const core_lines *lines = lp_lua_module_lines(L, module);
+  f->lines = lines;
+  if (lines) {
+    f->nrows = core_lines_range(lines, f->addr, f->end, &f->rows);
+    if (f->nrows == 0) {
+      lua_pop(L, 1);
+      lua_pushfstring(L, "no line rows in 0x%I-0x%I", (lua_Integer)f->addr, (lua_Integer)f->end);
+    }
+  }
+  lua_remove(L, -2); /* the module name */
+  if (!lines || f->nrows == 0) {
+    free_fn(f);
+    lua_pushnil(L);
+    lua_insert(L, -2);
+    return 2;
+  }
+  return 0;
+}
+
+/* The row at or below ADDR among f's rows, or -1. */
+static long row_at(const src_fn *f, uint64_t addr) {
+  if (f->nrows == 0 || f->rows[0].addr > addr) return -1;
+  size_t lo = 0, hi = f->nrows - 1;
+  while (lo < hi) {
+    size_t mid = (lo + hi + 1) / 2;
+    if (f->rows[mid].addr <= addr) lo = mid;
+    else hi = mid - 1;
+  }
+  return (long)lo;
+}
+
+/* The row a function's entry belongs to: the one covering the entry when it
+ * has a line, else the first with a line; -1 when no row has one. */
+static long entry_row(const src_fn *f) {
+  long i = row_at(f, f->addr);
+  if (i >= 0 && f->rows[i].line > 0) return i;
+  for (size_t k = 0; k < f->nrows; k++)
+    if (f->rows[k].line > 0) return (long)k;
+  return -1;
+}
+
+typedef struct line_count {
+  uint32_t file, line;
+  lua_Integer count;
+} line_count;
+
+typedef struct line_set {
+  line_count *v;
+  size_t n, cap;
+  bool failed;
+} line_set;
+
+static void put(line_set *s, const core_line *row, lua_Integer count) {
+  if (row->line == 0) return;
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 64;
+    line_count *grown = realloc(s->v, cap * sizeof *grown);
+    if (!grown) {
+      s->failed = true;
+      return;
+    }
+    s->v = grown;
+    s->cap = cap;
+  }
+  s->v[s->n++] = (line_count){row->file, row->line, count};
+}
+
+static char *const *sort_files; /* qsort and bsearch have no context argument */
+
+static int by_file_line(const void *a, const void *b) {
+  const line_count *x = a, *y = b;
+  if (x->file != y->file) return strcmp(sort_files[x->file], sort_files[y->file]);
+  return (x->line > y->line) - (x->line < y->line);
+}
+
+/* Sorts by file path and line and keeps the largest count of each. */
+static void keep_max(line_set *s, const core_lines *lines) {
+  if (s->n == 0) return;
+  sort_files = lines->files;
+  qsort(s->v, s->n, sizeof *s->v, by_file_line);
+  size_t out = 0;
+  for (size_t k = 1; k < s->n; k++) {
+    if (s->v[k].file == s->v[out].file && s->v[k].line == s->v[out].line) {
+      if (s->v[k].count > s->v[out].count) s->v[out].count = s->v[k].count;
+    } else {
+      s->v[++out] = s->v[k];
+    }
+  }
+  s->n = out + 1;
+}
+
+static const src_block *sort_blocks; /* qsort has no context argument */
+
+static int by_addr(const void *a, const void *b) {
+  uint64_t x = sort_blocks[*(const size_t *)a].addr, y = sort_blocks[*(const size_t *)b].addr;
+  return (x > y) - (x < y);
+}
+
+/* Each row inside a block of f, with that block's count. */
+static void put_blocks(line_set *s, const src_fn *f) {
+  size_t *order = malloc((f->nblocks ? f->nblocks : 1) * sizeof *order);
+  if (!order) {
+    s->failed = true;
+    return;
+  }
+  for (size_t b = 0; b < f->nblocks; b++) order[b] = b;
+  sort_blocks = f->blocks;
+  qsort(order, f->nblocks, sizeof *order, by_addr);
+  size_t i = 0, n = f->nrows;
+  for (size_t k = 0; k < f->nblocks; k++) {
+    const src_block *b = &f->blocks[order[k]];
+    if (!b->counted) continue;
+    uint64_t lo = b->addr, hi = b->addr + b->size;
+    while (i + 1 < n && f->rows[i + 1].addr <= lo) i++;
+    for (size_t j = i; j < n && f->rows[j].addr < hi; j++) /* rows that start in it or cover its start */
+      if (f->rows[j].addr >= lo || j == n - 1 || f->rows[j + 1].addr > lo) put(s, &f->rows[j], b->count);
+  }
+  free(order);
+}
+
+/* lazyprobe.line_counts(f) -> { file = {...}, line = {...}, count = {...},
+ * entry_file =, entry_line = }, or nil, message. */
+static int l_line_counts(lua_State *L) {
+  src_fn f;
+  int pushed = read_fn(L, &f, false);
+  if (pushed) return pushed;
+  int files = lua_gettop(L);
+  long entry = entry_row(&f);
+  if (entry < 0) {
+    free_fn(&f);
+    lua_pushnil(L);
+    lua_pushstring(L, "no line row with a line number");
+    return 2;
+  }
+  line_set s = {0};
+  if (f.blocks) put_blocks(&s, &f);
+  else if (f.count == 0)
+    for (size_t j = 0; j < f.nrows; j++) put(&s, &f.rows[j], 0);
+  keep_max(&s, f.lines);
+  /* the entry line: its block's count, else the function's (it ran without blocks) */
+  const core_line *er = &f.rows[entry];
+  line_count key = {er->file, er->line, 0};
+  line_count *at = s.n ? bsearch(&key, s.v, s.n, sizeof *s.v, by_file_line) : NULL;
+  if (!at) {
+    put(&s, er, f.count > 0 ? f.count : 0);
+    keep_max(&s, f.lines);
+  }
+  free_fn(&f);
+  if (s.failed) {
+    free(s.v);
+    return luaL_error(L, "out of memory");
+  }
+  lua_createtable(L, 0, 5);
+  lua_createtable(L, (int)s.n, 0);
+  for (size_t k = 0; k < s.n; k++) {
+    lua_rawgeti(L, files, (lua_Integer)s.v[k].file + 1);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  lua_setfield(L, -2, "file");
+  lua_createtable(L, (int)s.n, 0);
+  for (size_t k = 0; k < s.n; k++) {
+    lua_pushinteger(L, s.v[k].line);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  lua_setfield(L, -2, "line");
+  lua_createtable(L, (int)s.n, 0);
+  for (size_t k = 0; k < s.n; k++) {
+    lua_pushinteger(L, s.v[k].count);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  lua_setfield(L, -2, "count");
+  lua_rawgeti(L, files, (lua_Integer)er->file + 1);
+  lua_setfield(L, -2, "entry_file");
+  lua_pushinteger(L, er->line);
+  lua_setfield(L, -2, "entry_line");
+  free(s.v);
+  return 1;
+}
+
+/* How often edge E was taken: *DASH when its block never ran, else its own
+ * count, else its target's count when it is the target's only way in (block 1
+ * never: the entry comes in too).  False when that is not known. */
+static bool taken(const src_fn *f, const src_edge *e, const uint32_t *preds, lua_Integer *n, bool *dash) {
+  const src_block *from = e->from >= 1 && (size_t)e->from <= f->nblocks ? &f->blocks[e->from - 1] : NULL;
+  *dash = false;
+  if (from && from->counted && from->count == 0) {
+    *dash = true;
+    return true;
+  }
+  if (e->counted) {
+    *n = e->count;
+    return true;
+  }
+  if (e->to > 1 && (size_t)e->to <= f->nblocks && preds[e->to - 1] == 1 && f->blocks[e->to - 1].counted) {
+    *n = f->blocks[e->to - 1].count;
+    return true;
+  }
+  return false;
+}
+
+typedef struct branch_way {
+  uint32_t file, line, point;
+  lua_Integer count;
+  bool dash;
+} branch_way;
+
+/* Appends the ways out of the branch point of one block, whose edges are
+ * E[0..N) (edge indices in edge order), when it has two or more and all are
+ * known: its taken and table edges in edge order, then its fall-throughs. */
+static bool add_point(const src_fn *f, const size_t *e, size_t n, const uint32_t *preds, branch_way **v,
+                      size_t *nv, size_t *cap, uint32_t *points) {
+  size_t ways = 0;
+  uint64_t at = 0;
+  bool have_at = false, have_taken = false;
+  for (size_t k = 0; k < n; k++) {
+    const src_edge *se = &f->edges[e[k]];
+    if (!se->way) continue;
+    ways++;
+    if (!se->fall && !have_taken) { /* the branch of the first taken edge, else of the first fall */
+      at = se->branch;
+      have_taken = have_at = true;
+    } else if (!have_at) {
+      at = se->branch;
+      have_at = true;
+    }
+  }
+  if (ways < 2) return true;
+  long r = row_at(f, at);
+  if (r < 0 || f->rows[r].line == 0) return true;
+  if (*nv + ways > *cap) {
+    size_t c = (*nv + ways) * 2;
+    branch_way *grown = realloc(*v, c * sizeof *grown);
+    if (!grown) return false;
+    *v = grown;
+    *cap = c;
+  }
+  size_t first = *nv;
+  uint32_t point = *points + 1;
+  for (int pass = 0; pass < 2; pass++) /* taken and table edges first, falls last */
+    for (size_t k = 0; k < n; k++) {
+      const src_edge *se = &f->edges[e[k]];
+      if (!se->way || se->fall != (pass == 1)) continue;
+      branch_way *w = &(*v)[(*nv)++];
+      *w = (branch_way){f->rows[r].file, f->rows[r].line, point, 0, false};
+      if (!taken(f, se, preds, &w->count, &w->dash)) {
+        *nv = first; /* a way not known: the point is left out whole */
+        return true;
+      }
+    }
+  *points = point;
+  return true;
+}
+
+static const src_edge *sort_edges; /* qsort has no context argument */
+
+static int by_from(const void *a, const void *b) {
+  size_t i = *(const size_t *)a, j = *(const size_t *)b;
+  lua_Integer x = sort_edges[i].from, y = sort_edges[j].from;
+  if (x != y) return x < y ? -1 : 1;
+  return (i > j) - (i < j); /* stable: edge order */
+}
+
+/* lazyprobe.branch_counts(f) -> { file = {...}, line = {...}, point = {...},
+ * taken = {...} }, one element per way out of a branch point, or nil,
+ * message. */
+static int l_branch_counts(lua_State *L) {
+  src_fn f;
+  int pushed = read_fn(L, &f, true);
+  if (pushed) return pushed;
+  int files = lua_gettop(L);
+  branch_way *v = NULL;
+  size_t n = 0, cap = 0;
+  uint32_t points = 0;
+  bool ok = true;
+  uint32_t *preds = calloc(f.nblocks ? f.nblocks : 1, sizeof *preds);
+  size_t *order = malloc((f.nedges ? f.nedges : 1) * sizeof *order);
+  if (!preds || !order) ok = false;
+  if (ok && f.blocks && f.edges) {
+    for (size_t e = 0; e < f.nedges; e++) {
+      order[e] = e;
+      if (f.edges[e].to >= 1 && (size_t)f.edges[e].to <= f.nblocks) preds[f.edges[e].to - 1]++;
+    }
+    sort_edges = f.edges;
+    qsort(order, f.nedges, sizeof *order, by_from); /* a point per block, in block order */
+    for (size_t k = 0, next; ok && k < f.nedges; k = next) {
+      for (next = k + 1; next < f.nedges && f.edges[order[next]].from == f.edges[order[k]].from; next++) {}
+      ok = add_point(&f, order + k, next - k, preds, &v, &n, &cap, &points);
+    }
+  }
+  free(order);
+  free(preds);
+  free_fn(&f);
+  if (!ok) {
+    free(v);
+    return luaL_error(L, "out of memory");
+  }
+  lua_createtable(L, 0, 4);
+  lua_createtable(L, (int)n, 0);
+  for (size_t k = 0; k < n; k++) {
+    lua_rawgeti(L, files, (lua_Integer)v[k].file + 1);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  lua_setfield(L, -2, "file");
+  lua_createtable(L, (int)n, 0);
+  for (size_t k = 0; k < n; k++) {
+    lua_pushinteger(L, v[k].line);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  lua_setfield(L, -2, "line");
+  lua_createtable(L, (int)n, 0);
+  for (size_t k = 0; k < n; k++) {
+    lua_pushinteger(L, v[k].point);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  lua_setfield(L, -2, "point");
+  lua_createtable(L, (int)n, 0);
+  for (size_t k = 0; k < n; k++) {
+    if (v[k].dash) lua_pushliteral(L, "-");
+    else lua_pushinteger(L, v[k].count);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  lua_setfield(L, -2, "taken");
+  free(v);
+  return 1;
+}
+
+const luaL_Reg lp_source_library[] = {{"line_counts", l_line_counts}, {"branch_counts", l_branch_counts}, {NULL, NULL}};

@@ -1,0 +1,146 @@
+-- source_ref.lua — lazyprobe.line_counts(f) and lazyprobe.branch_counts(f)
+-- (lua/lp_source.c) stated again in plain Lua, from the rules of
+-- docs/COLLECTORS.md, as the oracle the C versions are checked against:
+-- the mock library of run.lua uses these, and check_source.lua compares both
+-- on real runs. Written for clarity, not speed.
+--
+--   ref.line_counts(lines, f), ref.branch_counts(lines, f): lines is the
+--   line-table reader (lazyprobe.lines, or run.lua's mock); same results as
+--   the C functions: columns sorted by file then line (line_counts), ways out
+--   in branch-point order (branch_counts), or nil, message.
+local ref = {}
+
+local function function_end(f)
+  local hi = f.address + (f.size or 0)
+  for _, b in ipairs(f.blocks or {}) do
+    if b.address + b.size > hi then hi = b.address + b.size end
+  end
+  if hi == f.address then hi = f.address + 1 end
+  return hi
+end
+
+-- The rows of f's range as a list of { address, file, line }.
+local function rows_of(lines, f)
+  local cols, err = lines(f.module, f.address, function_end(f))
+  if not cols then return nil, err end
+  local rows = {}
+  for i = 1, #cols.address do
+    rows[i] = { address = cols.address[i], file = cols.file[i], line = cols.line[i] }
+  end
+  if #rows == 0 then return nil, "no line rows" end
+  return rows
+end
+
+-- The row at or below addr: the last whose address is <= addr.
+local function row_at(rows, addr)
+  local at
+  for i, r in ipairs(rows) do
+    if r.address <= addr then at = i end
+  end
+  return at
+end
+
+-- Does row i of rows hold an address of [lo, hi)? A row covers up to the
+-- next row (the last one: to the end of the range).
+local function row_in(rows, i, lo, hi)
+  local start = rows[i].address
+  local stop = rows[i + 1] and rows[i + 1].address or math.huge
+  return start < hi and stop > lo
+end
+
+function ref.line_counts(lines, f)
+  local rows, err = rows_of(lines, f)
+  if not rows then return nil, err end
+  local entry = row_at(rows, f.address)
+  if not (entry and rows[entry].line > 0) then
+    entry = nil
+    for i, r in ipairs(rows) do
+      if r.line > 0 then entry = i break end
+    end
+  end
+  if not entry then return nil, "no line row with a line number" end
+  local counts = {} -- "file\0line" -> { file, line, count }
+  local function put(r, count)
+    if r.line == 0 then return end
+    local key = r.file .. "\0" .. r.line
+    local c = counts[key]
+    if not c then
+      counts[key] = { file = r.file, line = r.line, count = count }
+    elseif count > c.count then
+      c.count = count
+    end
+  end
+  if f.blocks then
+    for _, b in ipairs(f.blocks) do
+      if b.count ~= nil then
+        for i = 1, #rows do
+          if row_in(rows, i, b.address, b.address + b.size) then put(rows[i], b.count) end
+        end
+      end
+    end
+  elseif f.count == 0 then
+    for _, r in ipairs(rows) do put(r, 0) end
+  end
+  local er = rows[entry]
+  if not counts[er.file .. "\0" .. er.line] then put(er, f.count > 0 and f.count or 0) end
+  local list = {}
+  for _, c in pairs(counts) do list[#list + 1] = c end
+  table.sort(list, function(a, b)
+    if a.file ~= b.file then return a.file < b.file end
+    return a.line < b.line
+  end)
+  local out = { file = {}, line = {}, count = {}, entry_file = er.file, entry_line = er.line }
+  for i, c in ipairs(list) do
+    out.file[i], out.line[i], out.count[i] = c.file, c.line, c.count
+  end
+  return out
+end
+
+-- How often edge e (index i) was taken: "-" when its block never ran, its own
+-- count, else its target's count when it is the target's only way in (not
+-- block 1: the entry comes in too); nil when not known.
+local function taken(f, e)
+  local from = f.blocks[e.from]
+  if from and from.count == 0 then return "-" end
+  if e.count ~= nil then return e.count end
+  if e.to and e.to > 1 and f.blocks[e.to] then
+    local ways_in = 0
+    for _, o in ipairs(f.edges) do
+      if o.to == e.to then ways_in = ways_in + 1 end
+    end
+    if ways_in == 1 then return f.blocks[e.to].count end
+  end
+  return nil
+end
+
+function ref.branch_counts(lines, f)
+  local rows, err = rows_of(lines, f)
+  if not rows then return nil, err end
+  local out = { file = {}, line = {}, point = {}, taken = {} }
+  if not (f.blocks and f.edges) then return out end
+  local point = 0
+  for b = 1, #f.blocks do
+    local ways = {}
+    for _, e in ipairs(f.edges) do -- taken and table edges in edge order
+      if e.from == b and (e.kind == "taken" or e.kind == "table") then ways[#ways + 1] = e end
+    end
+    for _, e in ipairs(f.edges) do -- then the fall-throughs
+      if e.from == b and e.kind == "fall" then ways[#ways + 1] = e end
+    end
+    local known = #ways >= 2
+    for _, e in ipairs(ways) do
+      if taken(f, e) == nil then known = false end
+    end
+    local r = known and row_at(rows, ways[1].branch)
+    if r and rows[r].line > 0 then
+      point = point + 1
+      for _, e in ipairs(ways) do
+        local n = #out.file + 1
+        out.file[n], out.line[n], out.point[n], out.taken[n] = rows[r].file, rows[r].line, point, taken(f, e)
+      end
+    end
+  end
+  return out
+end
+
+return ref
