@@ -356,6 +356,35 @@ static void push_hex(lua_State *L, uint64_t v) {
 
 static const char *edge_kinds[] = {"fall", "taken", "jump", "table", "return", "escape"};
 
+/* The field names of blocks, edges and calls, and the edge kinds, pushed once
+ * per run table (graph_keys) and set with lua_rawset: a report of sqlite
+ * makes ~80 k of these tables, and lua_setfield hashes and compares its key
+ * string every time. */
+enum graph_key { K_ADDRESS, K_SIZE, K_INSTRUCTIONS, K_COUNT, K_FROM, K_TO, K_KIND, K_BRANCH, K_TARGET,
+                 K_MEASURED, K_SITE, K_CALLEE, K_KINDS /* then the edge kinds */ };
+static void push_graph_keys(lua_State *L) {
+  static const char *names[K_KINDS] = {"address", "size",   "instructions", "count",    "from",  "to",
+                                       "kind",    "branch", "target",       "measured", "site", "callee"};
+  for (int k = 0; k < K_KINDS; k++) lua_pushstring(L, names[k]);
+  for (size_t k = 0; k < sizeof edge_kinds / sizeof *edge_kinds; k++) lua_pushstring(L, edge_kinds[k]);
+  lua_pushliteral(L, "?");
+}
+
+/* t[KEY] = V on the table on top, KEYS the stack index of the first key. */
+static void set_int(lua_State *L, int keys, enum graph_key key, lua_Integer v) {
+  lua_pushvalue(L, keys + key);
+  lua_pushinteger(L, v);
+  lua_rawset(L, -3);
+}
+
+/* t.kind = the kind's name. */
+static void set_kind(lua_State *L, int keys, uint32_t kind) {
+  size_t nkinds = sizeof edge_kinds / sizeof *edge_kinds;
+  lua_pushvalue(L, keys + K_KIND);
+  lua_pushvalue(L, keys + K_KINDS + (int)(kind < nkinds ? kind : nkinds));
+  lua_rawset(L, -3);
+}
+
 /* The function of the same module whose entry is ADDR, or NULL. */
 static const char *callee_name(const shm_counters *c, const shm_module *m, uint64_t addr) {
   const shm_function *fns = shm_functions(c) + m->first_function;
@@ -402,7 +431,7 @@ static uint64_t block_count_at(const shm_block *blocks, const uint32_t *by_addr,
 /* Sets blocks, edges and calls of the function table on top of the stack:
  * counts from the slots, edges and (without block probes) blocks derived by
  * flow conservation when arcs ran. */
-static void set_graph(lua_State *L, const shm_counters *c, const shm_function *f) {
+static void set_graph(lua_State *L, int keys, const shm_counters *c, const shm_function *f) {
   uint32_t probes = c->header->probes, nb = f->nblocks, ne = f->nedges;
   if (f->slot == SHM_NONE || f->first_block == SHM_NONE || nb == 0) return;
   const shm_block *blocks = shm_blocks(c) + f->first_block;
@@ -433,16 +462,10 @@ static void set_graph(lua_State *L, const shm_counters *c, const shm_function *f
   lua_createtable(L, (int)nb, 0);
   for (uint32_t b = 0; b < nb; b++) {
     lua_createtable(L, 0, 4);
-    lua_pushinteger(L, (lua_Integer)blocks[b].addr);
-    lua_setfield(L, -2, "address");
-    lua_pushinteger(L, blocks[b].size);
-    lua_setfield(L, -2, "size");
-    lua_pushinteger(L, blocks[b].ninsns);
-    lua_setfield(L, -2, "instructions");
-    if (have_blocks) {
-      lua_pushinteger(L, (lua_Integer)bc[b]);
-      lua_setfield(L, -2, "count");
-    }
+    set_int(L, keys, K_ADDRESS, (lua_Integer)blocks[b].addr);
+    set_int(L, keys, K_SIZE, blocks[b].size);
+    set_int(L, keys, K_INSTRUCTIONS, blocks[b].ninsns);
+    if (have_blocks) set_int(L, keys, K_COUNT, (lua_Integer)bc[b]);
     lua_rawseti(L, -2, b + 1);
   }
   lua_setfield(L, -2, "blocks");
@@ -450,24 +473,14 @@ static void set_graph(lua_State *L, const shm_counters *c, const shm_function *f
   lua_createtable(L, (int)ne, 0);
   for (uint32_t e = 0; e < ne; e++) {
     lua_createtable(L, 0, 6);
-    lua_pushinteger(L, edges[e].from + 1);
-    lua_setfield(L, -2, "from");
-    lua_pushinteger(L, edges[e].to == SHM_NONE ? 0 : edges[e].to + 1);
-    lua_setfield(L, -2, "to");
-    lua_pushstring(L, edges[e].kind < 6 ? edge_kinds[edges[e].kind] : "?");
-    lua_setfield(L, -2, "kind");
-    lua_pushinteger(L, (lua_Integer)edges[e].branch);
-    lua_setfield(L, -2, "branch");
-    lua_pushinteger(L, (lua_Integer)edges[e].target);
-    lua_setfield(L, -2, "target");
-    if (have_edges) {
-      lua_pushinteger(L, (lua_Integer)ec[e]);
-      lua_setfield(L, -2, "count");
-    }
-    if (edges[e].slot != SHM_NONE) { /* what its own counter says, solved or not */
-      lua_pushinteger(L, (lua_Integer)shm_slot_value(c, edges[e].slot));
-      lua_setfield(L, -2, "measured");
-    }
+    set_int(L, keys, K_FROM, edges[e].from + 1);
+    set_int(L, keys, K_TO, edges[e].to == SHM_NONE ? 0 : edges[e].to + 1);
+    set_kind(L, keys, edges[e].kind);
+    set_int(L, keys, K_BRANCH, (lua_Integer)edges[e].branch);
+    set_int(L, keys, K_TARGET, (lua_Integer)edges[e].target);
+    if (have_edges) set_int(L, keys, K_COUNT, (lua_Integer)ec[e]);
+    if (edges[e].slot != SHM_NONE) /* what its own counter says, solved or not */
+      set_int(L, keys, K_MEASURED, (lua_Integer)shm_slot_value(c, edges[e].slot));
     lua_rawseti(L, -2, e + 1);
   }
   lua_setfield(L, -2, "edges");
@@ -483,19 +496,17 @@ static void set_graph(lua_State *L, const shm_counters *c, const shm_function *f
     lua_createtable(L, (int)f->ncalls, 0);
     for (uint32_t k = 0; k < f->ncalls; k++) {
       lua_createtable(L, 0, 4);
-      lua_pushinteger(L, (lua_Integer)calls[k].site);
-      lua_setfield(L, -2, "site");
-      lua_pushinteger(L, (lua_Integer)calls[k].target);
-      lua_setfield(L, -2, "target");
+      set_int(L, keys, K_SITE, (lua_Integer)calls[k].site);
+      set_int(L, keys, K_TARGET, (lua_Integer)calls[k].target);
       const char *callee = calls[k].target ? callee_name(c, m, calls[k].target) : NULL;
       if (callee) {
+        lua_pushvalue(L, keys + K_CALLEE);
         lua_pushstring(L, callee);
-        lua_setfield(L, -2, "callee");
+        lua_rawset(L, -3);
       }
       uint64_t n = by_addr ? block_count_at(blocks, by_addr, nb, bc, calls[k].site)
                            : shm_slot_value(c, calls[k].slot);
-      lua_pushinteger(L, (lua_Integer)n);
-      lua_setfield(L, -2, "count");
+      set_int(L, keys, K_COUNT, (lua_Integer)n);
       lua_rawseti(L, -2, k + 1);
     }
     lua_setfield(L, -2, "calls");
@@ -539,6 +550,8 @@ static void add_counts(lua_State *L, int into, int from, const char *field) {
 /* Builds the run table: functions merged by module path and address. */
 static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
   lua_State *L = lp->L;
+  int keys = lua_gettop(L) + 1;
+  push_graph_keys(L);
   lua_newtable(L); /* run */
   lua_pushstring(L, lp->opt.outdir ? lp->opt.outdir : "");
   lua_setfield(L, -2, "outdir");
@@ -609,7 +622,7 @@ static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
           lua_setfield(L, -2, "note");
         }
         lua_newtable(L);
-        set_graph(L, c, &fns[i]);
+        set_graph(L, keys, c, &fns[i]);
         if (lua_getfield(L, -2, "blocks") == LUA_TNIL) { /* first seen without a graph */
           lua_pop(L, 1);
           for (const char *const *k = (const char *const[]){"blocks", "edges", "calls", NULL}; *k; k++) {
@@ -647,7 +660,7 @@ static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
         lua_pushstring(L, (const char *[]){"global", "weak", "local"}[fns[i].binding - 1]);
         lua_setfield(L, -2, "binding");
       }
-      set_graph(L, c, &fns[i]);
+      set_graph(L, keys, c, &fns[i]);
       lua_pushfstring(L, "%s|%I", module, (lua_Integer)fns[i].addr);
       lua_pushvalue(L, -2);
       lua_rawset(L, -4); /* index[key] = fn */
@@ -656,6 +669,8 @@ static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
   }
   lua_pop(L, 1); /* index */
   lua_setfield(L, -2, "functions");
+  lua_rotate(L, keys, 1); /* the run table below the keys */
+  lua_settop(L, keys);
 }
 
 /* Calls FIELD(run) of every collector that has it; returns the failures. */

@@ -30,6 +30,7 @@
 local graph = require("graph")
 
 local lcov = {}
+local format = string.format
 
 local function file_entry(files, path)
   local e = files[path]
@@ -97,7 +98,7 @@ function lcov.tracefile(run, source)
           local hit, way = be.brhit[line] or 0, 0
           while k <= n and bpoint[k] == point do
             local taken = btaken[k]
-            list[#list + 1] = string.format("BRDA:%d,%d,%d,%s", line, seq, way, taken)
+            list[#list + 1] = format("BRDA:%d,%d,%d,%s", line, seq, way, taken)
             if taken ~= "-" and taken > 0 then hit = hit + 1 end
             way, k = way + 1, k + 1
           end
@@ -113,12 +114,19 @@ function lcov.tracefile(run, source)
   for path in pairs(files) do paths[#paths + 1] = path end
   table.sort(paths)
   local out = {}
-  local function emit(s) out[#out + 1] = s end
+  local nout = 0 -- a counter: `#out` is a search on every call
+  local function emit(s)
+    nout = nout + 1
+    out[nout] = s
+  end
   for _, path in ipairs(paths) do
     local e = files[path]
-    local lns = {}
-    for ln in pairs(e.lines) do lns[#lns + 1] = ln end
-    if #lns > 0 then
+    local lns, nlns = {}, 0
+    for ln in pairs(e.lines) do
+      nlns = nlns + 1
+      lns[nlns] = ln
+    end
+    if nlns > 0 then
       table.sort(lns)
       stats.records = stats.records + 1
       emit("TN:")
@@ -128,9 +136,9 @@ function lcov.tracefile(run, source)
         return a.name < b.name
       end)
       local fnh = 0
-      for _, fn in ipairs(e.fns) do emit(string.format("FN:%d,%s", fn.line, fn.name)) end
+      for _, fn in ipairs(e.fns) do emit(format("FN:%d,%s", fn.line, fn.name)) end
       for _, fn in ipairs(e.fns) do
-        emit(string.format("FNDA:%d,%s", fn.count, fn.name))
+        emit(format("FNDA:%d,%s", fn.count, fn.name))
         if fn.count > 0 then fnh = fnh + 1 end
       end
       emit("FNF:" .. #e.fns)
@@ -150,17 +158,19 @@ function lcov.tracefile(run, source)
       end
       stats.branches, stats.branches_hit = stats.branches + brf, stats.branches_hit + brh
       local lh = 0
+      local el = e.lines
       for _, ln in ipairs(lns) do
-        emit(string.format("DA:%d,%d", ln, e.lines[ln]))
-        if e.lines[ln] > 0 then lh = lh + 1 end
+        local n = el[ln]
+        emit(format("DA:%d,%d", ln, n))
+        if n > 0 then lh = lh + 1 end
       end
-      emit("LF:" .. #lns)
+      emit("LF:" .. nlns)
       emit("LH:" .. lh)
-      stats.lines, stats.lines_hit = stats.lines + #lns, stats.lines_hit + lh
+      stats.lines, stats.lines_hit = stats.lines + nlns, stats.lines_hit + lh
       emit("end_of_record")
     end
   end
-  return #out > 0 and table.concat(out, "\n") .. "\n" or "", stats
+  return nout > 0 and table.concat(out, "\n") .. "\n" or "", stats
 end
 
 -- The functions that have no line info, one per line: count, state, name,
