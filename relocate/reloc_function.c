@@ -103,14 +103,16 @@ static void mark(reloc_plan *p, const x64_insn *in, size_t idx) {
 /* Follows one path from A until it ends or meets decoded code. */
 static lp_status walk(builder *b, uint64_t a) {
   reloc_plan *p = b->p;
+  x64_insn x;
+  bool have_x = false; /* x is the instruction at a, decoded after a call */
   while (inside(p, a)) {
     int32_t s = p->at[a - p->lo];
     if (s > 0) return LP_OK;
     if (s < 0)
       return lp_fail("overlapping instructions at 0x%" PRIx64 " and 0x%" PRIx64, a,
                      p->insns[-s - 1].x.addr);
-    x64_insn x;
-    int r = decode_at(b, a, &x);
+    int r = have_x ? DECODED : decode_at(b, a, &x);
+    have_x = false;
     if (r == UNDECODABLE) return lp_fail("undecodable instruction at 0x%" PRIx64, a);
     if (r == OVERLAP) return lp_fail("overlapping instructions at 0x%" PRIx64, a);
     if (!grow((void **)&p->insns, &b->cap, p->n + 1, sizeof *p->insns))
@@ -146,11 +148,16 @@ static lp_status walk(builder *b, uint64_t a) {
     }
     if (in->flow == X64_FLOW_CALL || in->flow == X64_FLOW_CALL_INDIRECT) {
       /* a call whose return address is not code was noreturn: the path ends */
-      x64_insn after;
-      if (!inside(p, next) || p->at[next - p->lo] < 0 ||
-          (p->at[next - p->lo] == 0 && decode_at(b, next, &after) != DECODED)) {
+      if (!inside(p, next) || p->at[next - p->lo] < 0) {
         p->insns[i].noreturn = true;
         return LP_OK;
+      }
+      if (p->at[next - p->lo] == 0) {
+        if (decode_at(b, next, &x) != DECODED) {
+          p->insns[i].noreturn = true;
+          return LP_OK;
+        }
+        have_x = true;
       }
     }
     a = next;
