@@ -53,13 +53,14 @@ typedef struct reloc_function_desc {
  * target block's copy when the edge is its only way in (never block 0: the
  * entry comes in too), else in a stub after the code that the branch or the
  * jump table entry is sent to (probe; jmp target);
- * a call-site counter right before its call.  Counters use inc (flags saved
- * with pushfq/popfq only where the flags liveness says they are live; one
- * save for adjacent probes) and lock inc when atomic. */
+ * a call-site counter right before its call.  Counters use inc; where the
+ * flags liveness says the flags are live, mov/lea/mov through rax saved on
+ * the stack, which leaves them alone (one save for adjacent probes); lock inc
+ * when atomic, inside pushfq/popfq where the flags are live. */
 typedef enum reloc_block_probe {
   RELOC_BLOCKS_NONE,
   RELOC_BLOCKS_COVER, /* mov byte [slot], 1: never touches flags */
-  RELOC_BLOCKS_COUNT, /* add 1 to the slot; flags saved only where live */
+  RELOC_BLOCKS_COUNT, /* add 1 to the slot; through rax where the flags are live */
 } reloc_block_probe;
 
 typedef struct reloc_probes {
@@ -205,7 +206,7 @@ int64_t reloc_cover_probe_offset(const reloc_plan *plan, size_t block);
  * the probes and the jmp after a falling-through instruction have the address
  * that follows it; an edge stub has its target's address (the branch's own
  * when the target is outside the function); the rewritten jump tables have
- * RELOC_ORIGIN_DATA (no code runs there).  Inside a probe's flags save rsp
+ * RELOC_ORIGIN_DATA (no code runs there).  Inside a probe's save rsp
  * is below where the original has it: sp_below says by how much.  Range k
  * is [offset, next offset), the last ends at copy_size.  Sorted by offset,
  * no two neighbours alike; valid while the plan lives. */

@@ -7,7 +7,8 @@
  * only way in, a jmp where a fall-through is broken, then the stubs of the
  * counted edges that need one (probe; jmp target), then the
  * rewritten jump tables.  Probes that land at one point are queued and
- * written together, sharing one flags save (DynamoRIO's drx style).  The
+ * written together, sharing one save of rax (or of the flags, for lock inc)
+ * where the flags are live (DynamoRIO's drx style).  The
  * measure pass also records the origin map (reloc.h): which original
  * address each range of the copy stands for, for unwind information. */
 #include <stdlib.h>
@@ -72,7 +73,7 @@ static void origin_at(layout_ctx *c, size_t at, uint64_t orig, uint32_t sp_below
 /* From here on the copy stands for original address ORIG. */
 static void origin(layout_ctx *c, uint64_t orig) { origin_at(c, c->w->offset, orig, 0); }
 
-/* The flags save moves rsp under the current origin. */
+/* A save moves rsp under the current origin. */
 static void origin_sp(layout_ctx *c, size_t at, uint32_t sp_below) {
   const reloc_plan *p = c->record;
   if (p && p->norigins) origin_at(c, at, p->origins[p->norigins - 1].orig, sp_below);
@@ -82,18 +83,21 @@ static void queue(layout_ctx *c, size_t slot, bool cover, bool live) {
   c->queue[c->nqueued++] = (probe){slot, cover, live && !cover, -1};
 }
 
-/* Writes the queued probes, with one flags save when any of them needs it. */
+/* Writes the queued probes.  When the flags are live for any of them, all
+ * add through rax, saved around them (lock inc, under atomic, through a
+ * pushfq/popfq instead): one save for them all. */
 static void flush(layout_ctx *c) {
-  bool save = false;
+  bool save = false, atomic = c->p->probes.atomic;
   for (size_t k = 0; k < c->nqueued; k++) {
     save |= c->queue[k].live;
     c->nsaved += c->queue[k].live;
   }
   if (save) {
     size_t at = c->w->offset;
-    x64_put_flags_save(c->w);
-    origin_sp(c, at + X64_FLAGS_SAVE_LEA_LEN, X64_RED_ZONE);
-    origin_sp(c, c->w->offset, X64_FLAGS_SAVED_BELOW);
+    if (atomic) x64_put_flags_save(c->w);
+    else x64_put_rax_save(c->w);
+    origin_sp(c, at + X64_SAVE_LEA_LEN, X64_RED_ZONE);
+    origin_sp(c, c->w->offset, X64_SAVED_BELOW);
   }
   for (size_t k = 0; k < c->nqueued; k++) {
     uint64_t at = c->counters + 8 * (uint64_t)c->queue[k].slot;
@@ -101,13 +105,16 @@ static void flush(layout_ctx *c) {
       c->cover_off[c->queue[k].block] = (int64_t)c->w->offset;
     if (c->queue[k].cover)
       x64_put_mov_byte_rip_one(c->w, at);
+    else if (save && !atomic)
+      x64_put_add_rip_counter_rax(c->w, at);
     else
-      x64_put_inc_rip_counter(c->w, at, c->p->probes.atomic);
+      x64_put_inc_rip_counter(c->w, at, atomic);
   }
   if (save) {
     size_t at = c->w->offset;
-    x64_put_flags_restore(c->w);
-    origin_sp(c, at + X64_FLAGS_RESTORE_POPF_LEN, X64_RED_ZONE);
+    if (atomic) x64_put_flags_restore(c->w);
+    else x64_put_rax_restore(c->w);
+    origin_sp(c, at + X64_RESTORE_POP_LEN, X64_RED_ZONE);
     origin_sp(c, c->w->offset, 0);
   }
   c->nqueued = 0;

@@ -10,7 +10,7 @@
  * determine them), then the virtual edge EXIT->entry (it is known anyway:
  * the entry counter; if a leak closes a cycle with it, it stays off the tree
  * uninstrumented), then the edges where the flags are live (their probe
- * would need a pushf/popf), then back edges (to a block at or
+ * would go through rax saved on the stack), then back edges (to a block at or
  * below the branch: loops), then fall-throughs (on the hot path of gcc's
  * layout), then other branches, and returns and escapes last (once per call,
  * cheapest to count).  Any spanning tree is correct. */
@@ -37,8 +37,8 @@ static reloc_place place_of(const reloc_plan *p, const reloc_edge *e) {
   return PLACE_STUB;
 }
 
-/* The flags are live where the probe of E would go: counting it would cost a
- * pushf/popf pair. */
+/* The flags are live where the probe of E would go: it could not be a plain
+ * inc (reloc_layout.c counts through rax saved on the stack there). */
 static bool live_at_probe(const reloc_plan *p, const reloc_edge *e) {
   if (place_of(p, e) == PLACE_BEFORE_LAST) return p->bdata[e->from].live_last != 0;
   return reloc_edge_live(p, e) != 0;

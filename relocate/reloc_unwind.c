@@ -6,7 +6,7 @@
  * again from those rows along the origin map, as differences from the row
  * before (advance, then the CFA, the registers that changed, the args size),
  * a register back at its initial rule by DW_CFA_restore; inside a probe's
- * flags save a CFA computed from rsp gets the bytes rsp is lower there
+ * save a CFA computed from rsp gets the bytes rsp is lower there
  * (reloc_origin.sp_below; a CFA by expression is left as it is).  The CIE keeps the
  * original factors and initial instructions (copied as they are), with code
  * alignment 1 for the new advances.  The LSDA is reloc_lsda.c's.  The same
@@ -258,7 +258,7 @@ static lp_status put_program(dw_buf *o, const interp *in, const reloc_plan *plan
     last = s;
     last_below = origins[k].sp_below;
     frame_state below;
-    if (origins[k].sp_below && !s->cfa_expr && s->cfa_reg == DWARF_RSP) { /* a probe's flags save */
+    if (origins[k].sp_below && !s->cfa_expr && s->cfa_reg == DWARF_RSP) { /* inside a probe's save */
       below = *s;
       below.cfa_off += origins[k].sp_below;
       s = &below;

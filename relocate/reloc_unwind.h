@@ -12,8 +12,9 @@
  * copy's origin map (reloc_origins): every range of the copy gets the rules
  * of the original address it stands for, so probes, widened branches,
  * reordered blocks and edge stubs all keep the frame state of the
- * instruction they belong to.  Inside a counter probe's flags save
- * (`lea rsp, [rsp-128]; pushfq; ...; popfq; lea rsp, [rsp+128]`) a CFA
+ * instruction they belong to.  Inside a counter probe's save
+ * (`lea rsp, [rsp-128]; push rax; ...; pop rax; lea rsp, [rsp+128]`, or
+ * pushfq/popfq around lock inc) a CFA
  * defined from rsp is raised by what the probe pushed, so even an unwinder
  * stopping there (a signal handler, a profiler) is right; only a CFA given
  * by a DWARF expression (stack realignment) is left as the original says,

@@ -146,6 +146,24 @@ void x64_put_mov_byte_rip_one(x64_writer *w, uint64_t counter) {
   patch_rel32_address(w, at, w->offset, counter); /* relative to the end, after imm8 */
 }
 
+void x64_put_rax_save(x64_writer *w) {
+  x64_put_bytes(w, "\x48\x8d\x64\x24\x80", 5); /* lea rsp, [rsp-128]: past the red zone */
+  x64_put_u8(w, /*push rax=*/0x50);
+}
+
+void x64_put_add_rip_counter_rax(x64_writer *w, uint64_t counter) {
+  x64_put_bytes(w, "\x48\x8b\x05", 3); /* mov rax, [rip+disp32] */
+  put_rel32_address(w, counter);
+  x64_put_bytes(w, "\x48\x8d\x40\x01", 4); /* lea rax, [rax+1] */
+  x64_put_bytes(w, "\x48\x89\x05", 3); /* mov [rip+disp32], rax */
+  put_rel32_address(w, counter);
+}
+
+void x64_put_rax_restore(x64_writer *w) {
+  x64_put_u8(w, /*pop rax=*/0x58);
+  x64_put_bytes(w, "\x48\x8d\xa4\x24\x80\x00\x00\x00", 8); /* lea rsp, [rsp+128] */
+}
+
 void x64_put_flags_save(x64_writer *w) {
   x64_put_bytes(w, "\x48\x8d\x64\x24\x80", 5); /* lea rsp, [rsp-128]: past the red zone */
   x64_put_u8(w, /*pushfq=*/0x9c);

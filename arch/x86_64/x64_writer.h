@@ -64,19 +64,27 @@ void x64_put_call_rel32_label(x64_writer *w, size_t label);
 /* Counter probes (the shapes of DynamoRIO's drx_insert_counter_update):
  *   [lock] inc qword ptr [rip+disp32] naming COUNTER: (F0) 48 FF 05 disp32;
  *   mov byte ptr [rip+disp32], 1 (a coverage mark, flags untouched): C6 05 disp32 01;
- *   the flags save around counters where the flags are live, leaving the red
- *   zone alone: lea rsp,[rsp-128]; pushfq (48 8D 64 24 80 9C) … popfq;
- *   lea rsp,[rsp+128] (9D 48 8D A4 24 80 00 00 00). */
+ *   where the flags are live, rax is saved instead and the counter added to
+ *   without touching them: lea rsp,[rsp-128]; push rax (48 8D 64 24 80 50),
+ *   then per counter mov rax,[rip+disp32]; lea rax,[rax+1]; mov [rip+disp32],rax
+ *   (48 8B 05 disp32 48 8D 40 01 48 89 05 disp32), then pop rax;
+ *   lea rsp,[rsp+128] (58 48 8D A4 24 80 00 00 00).  The lea leaves the red
+ *   zone alone.  popfq costs ~10 cycles; this costs a load and a store.
+ *   lock inc has no such form: atomic counters save the flags, lea rsp,[rsp-128];
+ *   pushfq (48 8D 64 24 80 9C) … popfq; lea rsp,[rsp+128] (9D 48 8D A4 24 80 00 00 00). */
 void x64_put_inc_rip_counter(x64_writer *w, uint64_t counter, bool lock);
 void x64_put_mov_byte_rip_one(x64_writer *w, uint64_t counter);
+void x64_put_rax_save(x64_writer *w);
+void x64_put_add_rip_counter_rax(x64_writer *w, uint64_t counter);
+void x64_put_rax_restore(x64_writer *w);
 void x64_put_flags_save(x64_writer *w);
 void x64_put_flags_restore(x64_writer *w);
 /* How far below its value before the save rsp is, after each instruction of
- * the save and the restore (for unwind information). */
-#define X64_FLAGS_SAVE_LEA_LEN 5     /* lea rsp,[rsp-128]: then 128 below */
-#define X64_FLAGS_RESTORE_POPF_LEN 1 /* popfq: then 128 below, 0 after the lea */
+ * a save and a restore, either kind (for unwind information). */
+#define X64_SAVE_LEA_LEN 5    /* lea rsp,[rsp-128]: then 128 below */
+#define X64_RESTORE_POP_LEN 1 /* pop rax or popfq: then 128 below, 0 after the lea */
 #define X64_RED_ZONE 128
-#define X64_FLAGS_SAVED_BELOW (X64_RED_ZONE + 8) /* after pushfq */
+#define X64_SAVED_BELOW (X64_RED_ZONE + 8) /* after push rax or pushfq */
 
 /* Copies an instruction of LEN bytes and rewrites its disp32 at DISP_OFFSET:
  * RIP-relative to TARGET, RIP-relative to LABEL, or the absolute address of

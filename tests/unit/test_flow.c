@@ -154,7 +154,17 @@ static const char source[] =
     "int tail(int x, int y) { if (x > y) return leaf2(x); return y; }\n"
     "int indirect(int n, int k) { int (*f)(int) = k & 1 ? leaf : leaf2; int s = 0;\n"
     "  for (int i = 0; i < n; i++) s += f(i); return s; }\n"
-    "int checked(int x, int y) { if (x > 1000) abort(); return x * y; }\n";
+    "int checked(int x, int y) { if (x > 1000) abort(); return x * y; }\n"
+    /* keep: the je block starts by reading the cmp's flags with nine registers
+     * live; its counter must leave flags and registers alone (all nine make
+     * the result) */
+    "__asm__(\".text\\n.globl keep\\n.type keep,@function\\nkeep:\\n\"\n"
+    "  \"mov %edi,%eax\\nlea 1(%rsi),%ecx\\nlea 2(%rdi),%edx\\nlea 3(%rsi),%r8d\\n\"\n"
+    "  \"lea 4(%rdi),%r9d\\nlea 5(%rsi),%r10d\\nlea 6(%rdi),%r11d\\ncmp %esi,%edi\\njl 1f\\n\"\n"
+    "  \"je 2f\\nimul $3,%eax,%eax\\n\"\n"
+    "  \"1: add %ecx,%eax\\nadd %edx,%eax\\nadd %r8d,%eax\\nadd %r9d,%eax\\nadd %r10d,%eax\\n\"\n"
+    "  \"add %r11d,%eax\\nadd %esi,%eax\\nadd %edi,%eax\\nret\\n\"\n"
+    "  \"2: sub %ecx,%eax\\njmp 1b\\n.size keep,.-keep\\n\");\n";
 
 typedef int (*fn2)(int, int);
 
@@ -167,6 +177,7 @@ static const struct { const char *fn; int args[6][2]; } runs[] = {
     {"tail", {{1, 2}, {3, 2}, {5, 5}, {9, 1}, {-1, -2}, {0, 1}}},
     {"indirect", {{4, 1}, {3, 2}, {0, 1}, {6, 3}, {2, 0}, {1, 1}}},
     {"checked", {{1, 2}, {3, 4}, {5, 6}, {7, 8}, {9, 10}, {0, 0}}},
+    {"keep", {{1, 2}, {2, 2}, {3, 2}, {-5, 0}, {0, 0}, {9, -9}}},
 };
 
 /* single-step recorder over the original [lo, hi) */

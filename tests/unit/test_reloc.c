@@ -54,16 +54,23 @@ static void dump(const char *what, const uint8_t *b, size_t n) {
   printf("\n");
 }
 
-/* From A in the copy, steps over probe code (counter updates, flag saves)
+/* From A in the copy, steps over probe code (counter updates, saves)
  * and follows the jmps of edge stubs: where control ends up. */
 static uint64_t follow(const uint8_t *out, uint64_t dest, size_t size, uint64_t a) {
   for (int steps = 0; steps < 16 && a >= dest && a < dest + size; steps++) {
     x64_insn i;
     if (!x64_decode(out + (a - dest), dest + size - a, a, &i)) return a;
+    bool rax = i.op[0].type == X64_OP_REG && i.op[0].reg == ZYDIS_REGISTER_RAX;
     bool probe = (i.mnemonic == ZYDIS_MNEMONIC_INC && i.rip_relative) ||
                  (i.mnemonic == ZYDIS_MNEMONIC_MOV && i.rip_relative && i.op[1].type == X64_OP_IMM) ||
                  (i.mnemonic == ZYDIS_MNEMONIC_LEA && i.op[0].reg == ZYDIS_REGISTER_RSP) ||
-                 i.mnemonic == ZYDIS_MNEMONIC_PUSHFQ || i.mnemonic == ZYDIS_MNEMONIC_POPFQ;
+                 i.mnemonic == ZYDIS_MNEMONIC_PUSHFQ || i.mnemonic == ZYDIS_MNEMONIC_POPFQ ||
+                 /* a counter added to through rax: push; mov rax,[c]; lea rax,[rax+1]; mov [c],rax; pop */
+                 ((i.mnemonic == ZYDIS_MNEMONIC_PUSH || i.mnemonic == ZYDIS_MNEMONIC_POP) && rax) ||
+                 (i.mnemonic == ZYDIS_MNEMONIC_MOV && i.rip_relative &&
+                  (rax || (i.op[1].type == X64_OP_REG && i.op[1].reg == ZYDIS_REGISTER_RAX))) ||
+                 (i.mnemonic == ZYDIS_MNEMONIC_LEA && rax && i.op[1].base == ZYDIS_REGISTER_RAX &&
+                  i.op[1].disp == 1);
     if (i.flow == X64_FLOW_JMP && i.len == 5)
       a = i.target; /* a stub's way on (or a broken fall-through) */
     else if (probe)
@@ -147,8 +154,8 @@ static void oracle(const char *name, const fn_case *c, const reloc_plan *p, cons
 /* The origin map: sorted ranges from offset 0, neighbours distinct, the
  * range holding each instruction's copy names that instruction with rsp
  * where the original has it, and every change of sp_below is explained by
- * the instruction of the copy that ends there (lea rsp,[rsp-128], pushfq,
- * popfq, lea rsp,[rsp+128]). */
+ * the instruction of the copy that ends there (lea rsp,[rsp-128], push rax
+ * or pushfq, pop rax or popfq, lea rsp,[rsp+128]). */
 static void check_origins(const char *name, const fn_case *c, const reloc_plan *p, const uint8_t *out,
                           size_t copy_size) {
   size_t n;
@@ -165,8 +172,11 @@ static void check_origins(const char *name, const fn_case *c, const reloc_plan *
       x64_insn i;
       size_t at = o[k].offset - len;
       if (!x64_decode(out + at, len, DEST + at, &i) || i.len != len) continue;
-      explained = (i.mnemonic == ZYDIS_MNEMONIC_PUSHFQ && moved == 8) ||
-                  (i.mnemonic == ZYDIS_MNEMONIC_POPFQ && moved == -8) ||
+      bool rax = i.op[0].type == X64_OP_REG && i.op[0].reg == ZYDIS_REGISTER_RAX;
+      explained = ((i.mnemonic == ZYDIS_MNEMONIC_PUSHFQ || (i.mnemonic == ZYDIS_MNEMONIC_PUSH && rax)) &&
+                   moved == 8) ||
+                  ((i.mnemonic == ZYDIS_MNEMONIC_POPFQ || (i.mnemonic == ZYDIS_MNEMONIC_POP && rax)) &&
+                   moved == -8) ||
                   (i.mnemonic == ZYDIS_MNEMONIC_LEA && i.op[0].reg == ZYDIS_REGISTER_RSP &&
                    i.op[1].type == X64_OP_MEM && i.op[1].base == ZYDIS_REGISTER_RSP && i.op[1].disp == -moved);
     }
@@ -584,21 +594,34 @@ static void test_noreturn_call(void) {
 #define COVER(o, k) 0xc6, 0x05, LE32(SLOT_DISP(o, k, 7)), 0x01             /* mov byte [slot k], 1 */
 #define SAVE 0x48, 0x8d, 0x64, 0x24, 0x80, 0x9c                            /* lea rsp,[rsp-128]; pushfq */
 #define RESTORE 0x9d, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00       /* popfq; lea rsp,[rsp+128] */
+#define KEEP 0x48, 0x8d, 0x64, 0x24, 0x80, 0x50                            /* lea rsp,[rsp-128]; push rax */
+#define UNKEEP 0x58, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00        /* pop rax; lea rsp,[rsp+128] */
+/* mov rax,[slot k]; lea rax,[rax+1]; mov [slot k],rax: 18 bytes, flags untouched */
+#define ADD(o, k) 0x48, 0x8b, 0x05, LE32(SLOT_DISP(o, k, 7)), 0x48, 0x8d, 0x40, 0x01, \
+                  0x48, 0x89, 0x05, LE32(SLOT_DISP((o) + 11, k, 7))
 
 static void test_writer_shapes(void) {
   const char *name = "writer probe shapes";
-  uint8_t buf[64];
+  uint8_t buf[80];
   x64_writer w;
   x64_writer_init(&w, buf, 0x1000, 0);
   x64_put_mov_byte_rip_one(&w, 0x2000);      /* 00: mov byte [rip+0xff9], 1 */
   x64_put_flags_save(&w);                    /* 07 */
   x64_put_inc_rip_counter(&w, 0x2008, true); /* 0d: lock inc qword [rip+0xff3] */
   x64_put_flags_restore(&w);                 /* 15 */
+  x64_put_rax_save(&w);                      /* 1e */
+  x64_put_add_rip_counter_rax(&w, 0x2010);   /* 24 */
+  x64_put_rax_restore(&w);                   /* 36 */
   static const uint8_t want[] = {
       0xc6, 0x05, 0xf9, 0x0f, 0x00, 0x00, 0x01,       /* mov byte [0x2000], 1 */
       0x48, 0x8d, 0x64, 0x24, 0x80, 0x9c,             /* lea rsp,[rsp-128]; pushfq */
       0xf0, 0x48, 0xff, 0x05, 0xf3, 0x0f, 0x00, 0x00, /* lock inc qword [0x2008] */
       0x9d, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00, /* popfq; lea rsp,[rsp+128] */
+      0x48, 0x8d, 0x64, 0x24, 0x80, 0x50,             /* lea rsp,[rsp-128]; push rax */
+      0x48, 0x8b, 0x05, 0xe5, 0x0f, 0x00, 0x00,       /* 24: mov rax, [0x2010] */
+      0x48, 0x8d, 0x40, 0x01,                         /* 2b: lea rax, [rax+1] */
+      0x48, 0x89, 0x05, 0xda, 0x0f, 0x00, 0x00,       /* 2f: mov [0x2010], rax */
+      0x58, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00, /* pop rax; lea rsp,[rsp+128] */
   };
   CHECK(x64_writer_flush(&w) == LP_OK && w.offset == sizeof want && !memcmp(buf, want, sizeof want),
         "shapes differ");
@@ -656,8 +679,9 @@ static void test_blocks_cover(void) {
 }
 
 /* A block that starts with a jcc reading the flags set in the block before
- * it: its counter saves them; the others (cmp/test/xor set them first, or a
- * ret follows) do not. */
+ * it: its counter leaves them alone, adding through rax saved on the stack;
+ * the others (cmp/test/xor set them first, or a ret follows) are a plain inc.
+ * Atomic counters (lock inc) save the flags instead. */
 static void test_blocks_count_liveness(void) {
   static const uint8_t in[] = {
       0x83, 0xff, 0x05,             /* 0: cmp edi, 5 */
@@ -672,17 +696,17 @@ static void test_blocks_count_liveness(void) {
       INC(0x00, 0),                       /* 00: entry */
       INC(0x07, 1),                       /* 07: block 0: cmp sets the flags, dead */
       0x83, 0xff, 0x05,                   /* 0e: cmp edi, 5 */
-      0x0f, 0x8c, 0x26, 0x00, 0x00, 0x00, /* 11: jl block 3 */
-      SAVE,                               /* 17: block 1: je reads ZF */
-      INC(0x1d, 2),                       /* 1d */
-      RESTORE,                            /* 24 */
-      0x0f, 0x84, 0x0a, 0x00, 0x00, 0x00, /* 2d: je block 3 */
-      INC(0x33, 3),                       /* 33: block 2 */
-      0x31, 0xc0,                         /* 3a: xor eax, eax */
-      0xc3,                               /* 3c: ret */
-      INC(0x3d, 4),                       /* 3d: block 3 */
-      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 44: mov eax, 1 */
-      0xc3,                               /* 49: ret */
+      0x0f, 0x8c, 0x31, 0x00, 0x00, 0x00, /* 11: jl block 3 */
+      KEEP,                               /* 17: block 1: je reads ZF, rax saved */
+      ADD(0x1d, 2),                       /* 1d: its counter through rax */
+      UNKEEP,                             /* 2f */
+      0x0f, 0x84, 0x0a, 0x00, 0x00, 0x00, /* 38: je block 3 */
+      INC(0x3e, 3),                       /* 3e: block 2 */
+      0x31, 0xc0,                         /* 45: xor eax, eax */
+      0xc3,                               /* 47: ret */
+      INC(0x48, 4),                       /* 48: block 3 */
+      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 4f: mov eax, 1 */
+      0xc3,                               /* 54: ret */
   };
   const char *name = "blocks count, flags liveness";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -720,7 +744,7 @@ static void test_blocks_count_liveness(void) {
 }
 
 /* Arcs: the spanning tree keeps the fall-through into block 2, where the
- * flags are live (its probe would need a pushf/popf), and the other
+ * flags are live (its probe would need rax saved), and the other
  * fall-through; the edges off it are two taken branches (stubs) and the
  * return (before the ret): no probe saves the flags. */
 static void test_edges_fall_taken_return(void) {
@@ -808,7 +832,7 @@ static void test_edges_counted_at_target(void) {
 
 /* Arcs: a loop whose head reads CF that the decrement leaves alone.  The
  * self-loop is always counted (it is no tree edge), and the flags are live on
- * it: its stub saves them. */
+ * it: its stub counts through rax. */
 static void test_edges_counted_live(void) {
   static const uint8_t in[] = {
       0x31, 0xc0,       /* 0: xor eax, eax   block 0 */
@@ -824,10 +848,10 @@ static void test_edges_counted_live(void) {
       0x0f, 0x85, 0x08, 0x00, 0x00, 0x00, /* 07: jne stub 1->1 */
       INC(0x0d, 1),                       /* 0d: edge 2->exit, before the ret */
       0xc3,                               /* 14: ret */
-      SAVE,                               /* 15: stub of edge 1->1, CF live */
-      INC(0x1b, 0),                       /* 1b */
-      RESTORE,                            /* 22 */
-      0xe9, 0xd2, 0xff, 0xff, 0xff,       /* 2b: jmp block 1 */
+      KEEP,                               /* 15: stub of edge 1->1, CF live: rax saved */
+      ADD(0x1b, 0),                       /* 1b */
+      UNKEEP,                             /* 2d */
+      0xe9, 0xc7, 0xff, 0xff, 0xff,       /* 36: jmp block 1 */
   };
   const char *name = "edges: counted with the flags live";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -839,7 +863,8 @@ static void test_edges_counted_live(void) {
 }
 
 /* A one-instruction block ending in an unresolved jmp: its block probe and
- * its escape edge's probe share one save (the flags are live at an escape). */
+ * its escape edge's probe share one save of rax (the flags are live at an
+ * escape). */
 static void test_shared_save(void) {
   static const uint8_t in[] = {
       0x85, 0xff, /* 0: test edi, edi */
@@ -855,11 +880,11 @@ static void test_shared_save(void) {
       INC(0x16, 2),                       /* 16: block 1 */
       INC(0x1d, 4),                       /* 1d: edge 1->exit (ret) */
       0xc3,                               /* 24: ret */
-      SAVE,                               /* 25: one save for both: */
-      INC(0x2b, 3),                       /* 2b: block 2 */
-      INC(0x32, 5),                       /* 32: edge 2->exit (escape) */
-      RESTORE,                            /* 39 */
-      0xff, 0xe6,                         /* 42: jmp rsi */
+      KEEP,                               /* 25: one save for both: */
+      ADD(0x2b, 3),                       /* 2b: block 2 */
+      ADD(0x3d, 5),                       /* 3d: edge 2->exit (escape) */
+      UNKEEP,                             /* 4f */
+      0xff, 0xe6,                         /* 58: jmp rsi */
   };
   const char *name = "shared flags save";
   fn_case c = CASE(name, in, sizeof in, 0);
