@@ -46,7 +46,12 @@ typedef struct src_fn {
   size_t nrows;
 } src_fn;
 
+/* t[k] when an integer (t at index T: a table, else nothing is read). */
 static lua_Integer int_field(lua_State *L, int t, const char *k, bool *present) {
+  if (lua_type(L, t) != LUA_TTABLE) { /* a malformed graph: read as empty, never raise */
+    if (present) *present = false;
+    return 0;
+  }
   lua_getfield(L, t, k);
   int is = 0;
   lua_Integer v = lua_tointegerx(L, -1, &is);
@@ -91,7 +96,8 @@ static bool read_graph(lua_State *L, int t, src_fn *f, bool with_edges) {
       se->to = int_field(L, et, "to", NULL);
       se->branch = (uint64_t)int_field(L, et, "branch", NULL);
       se->count = int_field(L, et, "count", &se->counted);
-      lua_getfield(L, et, "kind");
+      if (lua_type(L, et) == LUA_TTABLE) lua_getfield(L, et, "kind");
+      else lua_pushnil(L);
       const char *kind = lua_tostring(L, -1);
       kind = kind ? kind : "";
       se->fall = !strcmp(kind, "fall");
