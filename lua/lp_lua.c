@@ -357,12 +357,16 @@ static void push_hex(lua_State *L, uint64_t v) {
 static const char *edge_kinds[] = {"fall", "taken", "jump", "table", "return", "escape"};
 
 /* The field names of blocks, edges and calls, and the edge kinds, pushed once
- * per run table (graph_keys) and set with lua_rawset: a report of sqlite
+ * per run table (push_graph_keys) and set with lua_rawset: a report of sqlite
  * makes ~80 k of these tables, and lua_setfield hashes and compares its key
  * string every time. */
 enum graph_key { K_ADDRESS, K_SIZE, K_INSTRUCTIONS, K_COUNT, K_FROM, K_TO, K_KIND, K_BRANCH, K_TARGET,
                  K_MEASURED, K_SITE, K_CALLEE, K_KINDS /* then the edge kinds */ };
+
+/* Pushes the keys, with room on the stack for them and for the run table's
+ * own work above them. */
 static void push_graph_keys(lua_State *L) {
+  luaL_checkstack(L, K_KINDS + (int)(sizeof edge_kinds / sizeof *edge_kinds) + 1 + LUA_MINSTACK, "run table");
   static const char *names[K_KINDS] = {"address", "size",   "instructions", "count",    "from",  "to",
                                        "kind",    "branch", "target",       "measured", "site", "callee"};
   for (int k = 0; k < K_KINDS; k++) lua_pushstring(L, names[k]);
