@@ -44,21 +44,13 @@ static bool live_at_probe(const reloc_plan *p, const reloc_edge *e) {
   return reloc_edge_live(p, e) != 0;
 }
 
+enum { NWEIGHTS = 5 };
+
 static int weight(const reloc_plan *p, const reloc_edge *e) {
   if (live_at_probe(p, e)) return 4;
   if (e->kind == RELOC_EDGE_RETURN || e->kind == RELOC_EDGE_ESCAPE) return 0;
   if (p->blocks[e->to].addr <= p->blocks[e->from].addr) return 3; /* back edge */
   return e->kind == RELOC_EDGE_FALL ? 2 : 1;
-}
-
-static const reloc_plan *sort_plan; /* qsort has no context argument */
-
-static int by_weight(const void *a, const void *b) {
-  const reloc_edge *x = &sort_plan->edges[*(const size_t *)a], *y = &sort_plan->edges[*(const size_t *)b];
-  int wx = weight(sort_plan, x), wy = weight(sort_plan, y);
-  if (wx != wy) return wx > wy ? -1 : 1;
-  size_t i = *(const size_t *)a, j = *(const size_t *)b; /* stable: edge order */
-  return i < j ? -1 : i > j;
 }
 
 /* Marks in OFF_TREE the edges off the tree. */
@@ -78,9 +70,22 @@ static lp_status spanning_tree(reloc_plan *p, bool *off_tree) {
       if (a != x) up[a] = x;
     }
   if (find(up, exit) != find(up, 0)) up[find(up, exit)] = find(up, 0); /* the virtual edge */
-  for (size_t e = 0; e < p->nedges; e++) byw[e] = e;
-  sort_plan = p;
-  qsort(byw, p->nedges, sizeof *byw, by_weight);
+  /* the edges by weight, heaviest first, in edge order within a weight (a
+   * counting sort: each weight computed once) */
+  size_t start[NWEIGHTS + 1] = {0};
+  uint8_t *w = malloc(p->nedges ? p->nedges : 1);
+  if (!w) {
+    free(up);
+    free(byw);
+    return lp_fail("out of memory");
+  }
+  for (size_t e = 0; e < p->nedges; e++) {
+    w[e] = (uint8_t)(NWEIGHTS - 1 - weight(p, &p->edges[e]));
+    start[w[e] + 1]++;
+  }
+  for (int k = 0; k < NWEIGHTS; k++) start[k + 1] += start[k];
+  for (size_t e = 0; e < p->nedges; e++) byw[start[w[e]]++] = e;
+  free(w);
   for (size_t k = 0; k < p->nedges; k++) {
     const reloc_edge *e = &p->edges[byw[k]];
     size_t a = find(up, e->from), b = find(up, e->to == RELOC_EXIT ? exit : e->to);
