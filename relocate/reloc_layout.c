@@ -37,7 +37,7 @@ typedef struct layout_ctx {
   uint64_t counters;
   reloc_redirect redirect;
   void *redirect_ctx;
-  probe queue[4]; /* at most: block, call site, edge before the last insn */
+  probe queue[4]; /* at most: block, the edge counted at it, call site, edge before the last insn */
   size_t nqueued;
   size_t nsaved;
   int64_t *cover_off;
