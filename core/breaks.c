@@ -144,6 +144,7 @@ static reloc_probes probes_for(const core_session *s, link_ctx *links) {
   uint32_t bits = s->opt.probes;
   return (reloc_probes){
       .entry = true,
+      .entry_cover = bits & SHM_PROBE_ENTRY_COVER,
       .blocks = bits & SHM_PROBE_BLOCKS_COUNT   ? RELOC_BLOCKS_COUNT
                 : bits & SHM_PROBE_BLOCKS_COVER ? RELOC_BLOCKS_COVER
                                                 : RELOC_BLOCKS_NONE,
@@ -201,25 +202,32 @@ static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, 
 /* {=== removing cover probes ===*/
 
 bool breaks_sweeping(const core_session *s) {
-  return (s->opt.probes & SHM_PROBE_BLOCKS_COVER) && !(s->opt.probes & SHM_PROBE_BLOCKS_COUNT);
+  return ((s->opt.probes & SHM_PROBE_BLOCKS_COVER) && !(s->opt.probes & SHM_PROBE_BLOCKS_COUNT)) ||
+         (s->opt.probes & SHM_PROBE_ENTRY_COVER);
 }
 
-/* Keeps the cover probes of a new copy at DEST for removal. */
+static lp_status remember(process *p, uint64_t addr, uint32_t slot) {
+  if (p->npending == p->cappending) {
+    size_t cap = p->cappending ? 2 * p->cappending : 256;
+    cover_probe *grown = realloc(p->pending, cap * sizeof *grown);
+    if (!grown) return lp_fail("out of memory");
+    p->pending = grown;
+    p->cappending = cap;
+  }
+  p->pending[p->npending++] = (cover_probe){addr, slot};
+  return LP_OK;
+}
+
+/* Keeps the cover probes of a new copy at DEST (its entry's, its blocks') for removal. */
 static lp_status remember_cover_probes(core_session *s, process *p, const shm_function *sf,
                                        const reloc_plan *plan, size_t nblocks, uint64_t dest) {
   if (!breaks_sweeping(s)) return LP_OK;
+  int64_t off = reloc_entry_probe_offset(plan);
+  if (off >= 0) LP_CHECK(remember(p, dest + (uint64_t)off, sf->slot));
   const shm_block *blocks = shm_blocks(&p->counters) + sf->first_block;
   for (size_t b = 0; b < nblocks; b++) {
-    int64_t off = reloc_cover_probe_offset(plan, b);
-    if (off < 0 || blocks[b].slot == SHM_NONE) continue;
-    if (p->npending == p->cappending) {
-      size_t cap = p->cappending ? 2 * p->cappending : 256;
-      cover_probe *grown = realloc(p->pending, cap * sizeof *grown);
-      if (!grown) return lp_fail("out of memory");
-      p->pending = grown;
-      p->cappending = cap;
-    }
-    p->pending[p->npending++] = (cover_probe){dest + (uint64_t)off, blocks[b].slot};
+    off = reloc_cover_probe_offset(plan, b);
+    if (off >= 0 && blocks[b].slot != SHM_NONE) LP_CHECK(remember(p, dest + (uint64_t)off, blocks[b].slot));
   }
   return LP_OK;
 }

@@ -298,8 +298,10 @@ lp_status lp_lua_load(lp_lua *lp, const char *spec) {
   return LP_OK;
 }
 
-/* Reads the probes table of the collector on top of the stack into *BITS. */
-static lp_status read_probes(lua_State *L, const char *name, uint32_t *bits) {
+/* Reads the probes table of the collector on top of the stack into *BITS;
+ * *COUNTS is set when it wants entry counts (it does not say entry = "cover"). */
+static lp_status read_probes(lua_State *L, const char *name, uint32_t *bits, bool *counts) {
+  *counts = true;
   if (lua_getfield(L, -1, "probes") == LUA_TNIL) {
     lua_pop(L, 1);
     return LP_OK;
@@ -308,7 +310,11 @@ static lp_status read_probes(lua_State *L, const char *name, uint32_t *bits) {
   if (!lua_istable(L, -1)) st = lp_fail("collector %s: probes must be a table", name);
   for (lua_pushnil(L); st == LP_OK && lua_next(L, -2); lua_pop(L, 1)) {
     const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-    if (!strcmp(key, "entry") || !strcmp(key, "arcs") || !strcmp(key, "calls")) {
+    if (!strcmp(key, "entry") && lua_type(L, -1) == LUA_TSTRING) {
+      if (strcmp(lua_tostring(L, -1), "cover"))
+        st = lp_fail("collector %s: probes.entry must be true or \"cover\"", name);
+      *counts = false;
+    } else if (!strcmp(key, "entry") || !strcmp(key, "arcs") || !strcmp(key, "calls")) {
       if (!lua_isboolean(L, -1)) st = lp_fail("collector %s: probes.%s must be true or false", name, key);
       else if (lua_toboolean(L, -1))
         *bits |= !strcmp(key, "entry") ? SHM_PROBE_ENTRY : !strcmp(key, "arcs") ? SHM_PROBE_ARCS : SHM_PROBE_CALLS;
@@ -329,6 +335,7 @@ static lp_status read_probes(lua_State *L, const char *name, uint32_t *bits) {
 lp_status lp_lua_probes(lp_lua *lp, uint32_t *probes) {
   lua_State *L = lp->L;
   uint32_t bits = SHM_PROBE_ENTRY;
+  bool counts = false; /* some collector wants entry counts */
   lua_rawgeti(L, LUA_REGISTRYINDEX, lp->collectors_ref);
   lp_status st = LP_OK;
   for (int i = 1; st == LP_OK && i <= lp->ncollectors; i++) {
@@ -337,11 +344,15 @@ lp_status lp_lua_probes(lp_lua *lp, uint32_t *probes) {
     char name[128];
     snprintf(name, sizeof name, "%s", lua_tostring(L, -1));
     lua_pop(L, 1);
-    st = read_probes(L, name, &bits);
+    bool wants;
+    st = read_probes(L, name, &bits, &wants);
+    counts |= wants;
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
   if (bits & SHM_PROBE_BLOCKS_COUNT) bits &= ~(uint32_t)SHM_PROBE_BLOCKS_COVER; /* counts cover */
+  if (!counts && !(bits & SHM_PROBE_ARCS)) /* the flow of the arcs starts from the entry count */
+    bits |= SHM_PROBE_ENTRY_COVER;
   *probes = bits;
   return st;
 }
@@ -583,9 +594,14 @@ static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
   lua_setfield(L, -2, "processes");
 
   uint32_t probes = 0; /* what ran, over all the files */
-  for (size_t f = 0; f < nfiles; f++) probes |= files[f].header->probes;
+  bool entry_cover = nfiles > 0; /* only where every file marks entries alone */
+  for (size_t f = 0; f < nfiles; f++) {
+    probes |= files[f].header->probes;
+    entry_cover &= (files[f].header->probes & SHM_PROBE_ENTRY_COVER) != 0;
+  }
   lua_createtable(L, 0, 4);
-  lua_pushboolean(L, probes & SHM_PROBE_ENTRY);
+  if (entry_cover) lua_pushliteral(L, "cover");
+  else lua_pushboolean(L, probes & SHM_PROBE_ENTRY);
   lua_setfield(L, -2, "entry");
   if (probes & (SHM_PROBE_BLOCKS_COUNT | SHM_PROBE_BLOCKS_COVER)) {
     lua_pushstring(L, probes & SHM_PROBE_BLOCKS_COUNT ? "count" : "cover");

@@ -66,6 +66,8 @@ typedef enum reloc_block_probe {
 typedef struct reloc_probes {
   bool entry;                /* count calls into the function (slot 0); a jump to
                                 the entry from inside it is no call */
+  bool entry_cover;          /* with entry: only mark that it was called, a
+                                removable `mov byte [slot 0], 1` (reloc_entry_probe_offset) */
   reloc_block_probe blocks;
   bool arcs;                 /* count the edges off a spanning tree (the rest follow
                                 by flow conservation, reloc_flow.h) */
@@ -199,6 +201,10 @@ int64_t reloc_resume_offset(const reloc_plan *plan, uint64_t orig, bool after_ca
  * a NOP of the same size once the slot is set; -1 without one. */
 #define RELOC_COVER_PROBE_SIZE 7
 int64_t reloc_cover_probe_offset(const reloc_plan *plan, size_t block);
+
+/* With entry_cover: the offset of the entry's cover probe (the copy's first
+ * bytes, the same `mov byte` as a block's); -1 without one. */
+int64_t reloc_entry_probe_offset(const reloc_plan *plan);
 
 /* The origin map, for unwind information: the copy cut into ranges, each
  * named by the original address whose stack and saved registers it shares.

@@ -558,6 +558,10 @@ int64_t reloc_cover_probe_offset(const reloc_plan *plan, size_t block) {
   return plan->cover_off && block < plan->nblocks ? plan->cover_off[block] : -1;
 }
 
+int64_t reloc_entry_probe_offset(const reloc_plan *plan) {
+  return plan->probes.entry && plan->probes.entry_cover ? 0 : -1; /* L_TOP: block 0 is laid out first */
+}
+
 const reloc_origin *reloc_origins(const reloc_plan *plan, size_t *n) {
   *n = plan->norigins;
   return plan->origins;

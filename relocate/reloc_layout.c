@@ -200,7 +200,8 @@ static void write_block(layout_ctx *c, size_t b, int64_t *copy_off) {
   origin(c, p->blocks[b].addr);
   if (b == 0) {
     x64_put_label(c->w, L_TOP(p));
-    if (pr->entry) x64_put_inc_rip_counter(c->w, c->counters, pr->atomic); /* flags dead at an ABI entry */
+    if (pr->entry && pr->entry_cover) x64_put_mov_byte_rip_one(c->w, c->counters);
+    else if (pr->entry) x64_put_inc_rip_counter(c->w, c->counters, pr->atomic); /* flags dead at an ABI entry */
   }
   x64_put_label(c->w, L_BLOCK(b));
   if (pr->blocks != RELOC_BLOCKS_NONE) {

@@ -46,6 +46,8 @@ enum shm_probe {
   SHM_PROBE_BLOCKS_COUNT = 1u << 2,
   SHM_PROBE_ARCS = 1u << 3,         /* edges off a spanning tree have slots */
   SHM_PROBE_CALLS = 1u << 4,
+  SHM_PROBE_ENTRY_COVER = 1u << 5,  /* with ENTRY: a function's entry slot is 0 or 1 (counted
+                                       by the tracer for trapped functions) */
 };
 
 typedef struct shm_header {

@@ -1963,6 +1963,19 @@ def test_out_together(ctx, prog_name):
     want = {'entry': True, 'blocks': 'cover', 'arcs': True, 'calls': True}
     if probes != want:
         probs.append('counters file records probes %s, expected %s' % (probes, want))
+    # coverage alone marks entries (FNDA 0/1, as its DA): the others count them
+    r = subprocess.run([ctx.lp, 'report', '-c', DUMP_BLOCKS, dirs['coverage']], capture_output=True,
+                       text=True, timeout=60)
+    try:
+        dump = load_dump(dirs['coverage'])
+    except (OSError, ValueError) as e:
+        dump = {'report': '%s %s' % (e, short(r.stderr))}
+    want = {'entry': 'cover', 'blocks': 'cover', 'arcs': False, 'calls': False}
+    if dump.get('probes') != want:
+        probs.append('-c coverage records probes %s, expected %s' % (dump.get('probes'), want))
+    counts = sorted({f.get('count') for f in dump.get('functions', [])})
+    if counts != [0, 1]:
+        probs.append('-c coverage: function counts %s, expected 0 and 1' % counts[:6])
     if probs:
         probs[0] += repro
     return [(name, probs[:6])]
@@ -2105,6 +2118,7 @@ COLLECTOR_SOURCES = {
     'runtime_error.lua': 'return { name = "broken",\n  report = function(run)\n    local t = nil\n    return t.field\n  end }\n',
     'syntax_error.lua': 'return { report = function(run)\n  this is not lua\nend }\n',
     'bad_probes.lua': 'return { probes = { blocks = "everything" }, report = function() end }\n',
+    'bad_entry.lua': 'return { probes = { entry = "count" }, report = function() end }\n',
     'sampler.lua': ('local last = -1\nreturn { interval = 0.05, sample = function(run)\n'
                     '  local n = 0\n  for _, f in ipairs(run.functions) do n = n + f.count end\n'
                     '  assert(n >= last, "counts went down")\n  last = n\n'
@@ -2173,17 +2187,18 @@ def test_collector_errors(ctx):
             probs.append('the calls collector did not report')
         results.append((tname, probs + (['  [repro: %s]' % ' '.join(cmd)] if probs else [])))
 
-    tname = 'collectors/bad_probes'
-    outdir = ctx.scratch(tname)
-    cmd = [ctx.lp, 'run', '-c', os.path.join(src, 'bad_probes.lua'), '-o', outdir, '--', binary]
-    st, out, err, _ = run_proc(cmd, timeout=RUN_TIMEOUT)
-    lines = err.decode(errors='replace').splitlines()
-    probs = []
-    if st == 0 or out:
-        probs.append('status %d, stdout %s: the program must not run' % (st, short(out)))
-    if len(lines) != 1 or not lines[0].startswith(PREFIX) or 'probes.blocks' not in lines[0]:
-        probs.append('expected one lazyprobe: line naming probes.blocks, got %s' % short(err))
-    results.append((tname, probs))
+    for tname, script, field in (('collectors/bad_probes', 'bad_probes.lua', 'probes.blocks'),
+                                 ('collectors/bad_entry', 'bad_entry.lua', 'probes.entry')):
+        outdir = ctx.scratch(tname)
+        cmd = [ctx.lp, 'run', '-c', os.path.join(src, script), '-o', outdir, '--', binary]
+        st, out, err, _ = run_proc(cmd, timeout=RUN_TIMEOUT)
+        lines = err.decode(errors='replace').splitlines()
+        probs = []
+        if st == 0 or out:
+            probs.append('status %d, stdout %s: the program must not run' % (st, short(out)))
+        if len(lines) != 1 or not lines[0].startswith(PREFIX) or field not in lines[0]:
+            probs.append('expected one lazyprobe: line naming %s, got %s' % (field, short(err)))
+        results.append((tname, probs))
 
     tname = 'collectors/sample'
     outdir = ctx.scratch(tname)

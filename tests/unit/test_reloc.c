@@ -676,6 +676,33 @@ static void test_blocks_cover(void) {
     CHECK(reloc_cover_probe_offset(p, 0) == -1, "count probes are not removable");
     reloc_plan_free(p);
   }
+
+  /* the entry marked, not counted: a cover byte on top, removable too */
+  static const uint8_t want_entry[] = {
+      COVER(0x00, 0),                     /* 00: entry */
+      COVER(0x07, 1),                     /* 07: block 0 */
+      0x85, 0xff,                         /* 0e: test edi, edi */
+      0x0f, 0x84, 0x0a, 0x00, 0x00, 0x00, /* 10: je block 2 */
+      COVER(0x16, 2),                     /* 16: block 1 */
+      0x31, 0xc0,                         /* 1d: xor eax, eax */
+      0xc3,                               /* 1f: ret */
+      COVER(0x20, 3),                     /* 20: block 2 */
+      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 27: mov eax, 1 */
+      0xc3,                               /* 2c: ret */
+  };
+  reloc_probes marked = {.entry = true, .entry_cover = true, .blocks = RELOC_BLOCKS_COVER};
+  expect_case(&c, &marked, want_entry, sizeof want_entry, &info);
+  if (reloc_plan_function(&d, &marked, &p, &info) == LP_OK) {
+    CHECK(reloc_entry_probe_offset(p) == 0 && reloc_cover_probe_offset(p, 0) == 0x07,
+          "entry probe at %" PRId64 ", block 0's at %" PRId64, reloc_entry_probe_offset(p),
+          reloc_cover_probe_offset(p, 0));
+    reloc_plan_free(p);
+  }
+  reloc_probes counted = {.entry = true, .blocks = RELOC_BLOCKS_COVER};
+  if (reloc_plan_function(&d, &counted, &p, &info) == LP_OK) {
+    CHECK(reloc_entry_probe_offset(p) == -1, "a counted entry is not removable");
+    reloc_plan_free(p);
+  }
 }
 
 /* A block that starts with a jcc reading the flags set in the block before
