@@ -1,4 +1,4 @@
--- cover-noreport.lua — bench collector: the probes of -c coverage (entry + block cover bytes)
+-- cover-noreport.lua — bench collector: the probes of -c coverage (entry and block cover bytes)
 -- and an empty report, to separate the probes' cost from the coverage report's (lcov writer).
-return { name = "cover-noreport", outputs = "nothing (bench)", probes = { entry = true, blocks = "cover" },
+return { name = "cover-noreport", outputs = "nothing (bench)", probes = { entry = "cover", blocks = "cover" },
          report = function(run) end }
