@@ -14,7 +14,7 @@ function coverage.report(run)
   local text, stats = lcov.tracefile(run, lazyprobe)
   local ok, err = lazyprobe.write("coverage.info", text)
   if not ok then error(err, 0) end
-  ok, err = lazyprobe.write("coverage-nolines.txt", lcov.nolines_summary(stats))
+  ok, err = lazyprobe.write("coverage-nolines.txt", lcov.nolines_summary(stats, run.probes and run.probes.entry == "cover"))
   if not ok then error(err, 0) end
   for _, line in ipairs(lcov.summary_lines(stats)) do lazyprobe.print(line) end
   if stats.records == 0 then

@@ -174,10 +174,11 @@ function lcov.tracefile(run, source)
 end
 
 -- The functions that have no line info, one per line: count, state, name,
--- module, address.
-function lcov.nolines_summary(stats)
+-- module, address. marked: the counts are 0/1 (run.probes.entry == "cover").
+function lcov.nolines_summary(stats, marked)
   local out = { "# lazyprobe coverage: functions without DWARF line info (not in coverage.info)",
-                string.format("# %12s  %-10s %-32s %s", "entries", "state", "function", "module address") }
+                string.format("# %12s  %-10s %-32s %s", marked and "ran (0/1)" or "entries", "state", "function",
+                              "module address") }
   for _, f in ipairs(stats.nolines) do
     out[#out + 1] = string.format("%14d  %-10s %-32s %s %s", f.count, f.state, f.name, f.module,
                                   f.address_hex)
