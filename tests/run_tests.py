@@ -1707,7 +1707,8 @@ def test_out_partial_note(ctx, opt):
     only up to an indirect jump (tests/corpus/tailptr.c): writable_dispatch, whose
     computed-goto table is in writable memory, and not via_pointer, whose `jmp
     *%rax` through a struct's function pointer comes after its frame is gone (a
-    tail call: nothing of it runs unmeasured)."""
+    tail call: nothing of it runs unmeasured), nor via_offset, the same through a
+    pointer loaded from a byte offset (`mov (%rbp,%rbx,1),%rax`, no table)."""
     name = 'outputs/partial_note/%s' % opt
     binary, err = build_extra(ctx, 'tailptr', '%s-g' % opt, ['-%s' % opt, '-g'])
     if err:
@@ -1723,8 +1724,9 @@ def test_out_partial_note(ctx, opt):
     named = set(note[0].rsplit(': ', 1)[1].split(', ')) if note else set()
     if 'writable_dispatch' not in named:
         probs.append('writable_dispatch not named as measured in part: %r' % (note or lerr[-300:]))
-    if 'via_pointer' in named:
-        probs.append('via_pointer (a tail call through a pointer) named as measured in part: %r' % note)
+    for fn in ('via_pointer', 'via_offset'):
+        if fn in named:
+            probs.append('%s (a tail call through a pointer) named as measured in part: %r' % (fn, note))
     if probs:
         probs[0] += '  [repro: %s]' % ' '.join(cmd)
     return [(name, probs)]

@@ -398,9 +398,12 @@ static bool match_abs64_load(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
   return false;
 }
 
+/* An operand that reads an entry of a table of 4- or 8-byte entries. */
+static bool indexes_entries(const x64_operand *m) { return m->index != 0 && m->scale >= 4; }
+
 bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx) {
   const x64_operand *t = &jmp->op[0];
-  if (t->type == X64_OP_MEM) return t->index != 0;
+  if (t->type == X64_OP_MEM) return indexes_entries(t);
   if (t->type != X64_OP_REG) return true;
   const x64_insn *i = prev(ctx, jmp);
   for (int steps = 0; i && steps < SCAN_LIMIT; steps++, i = prev(ctx, i)) {
@@ -409,7 +412,7 @@ bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx) {
     if (i->mnemonic == ZYDIS_MNEMONIC_ADD && is_reg(a, t->reg) && b->type == X64_OP_REG) return true;
     if ((i->mnemonic == ZYDIS_MNEMONIC_MOV || i->mnemonic == ZYDIS_MNEMONIC_MOVSXD) && is_reg(a, t->reg) &&
         b->type == X64_OP_MEM)
-      return b->index != 0;
+      return indexes_entries(b);
     return !(i->mnemonic == ZYDIS_MNEMONIC_MOV && is_reg(a, t->reg) && b->type == X64_OP_REG);
   }
   return false;

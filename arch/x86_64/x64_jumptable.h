@@ -67,10 +67,12 @@ bool x64_match_jump_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
                           x64_table_match *out);
 
 /* Does the indirect JMP go where a table says: `jmp [T+rX*8]`, or its register
- * last set by an indexed load or by `add rJ, rT` (a relative table's entry
- * plus its base)?  False for a register loaded from a plain memory operand (a
- * function pointer in a struct), copied from another, or set before the
- * straight-line code that reaches the jmp (an argument). */
+ * last set by a load indexed by 4 or 8 or by `add rJ, rT` (a relative table's
+ * entry plus its base)?  False for a register loaded from a plain memory operand
+ * (a function pointer in a struct) or from a byte offset (`[rB+rX]`: a pointer
+ * at a computed offset in an object, CPython's vectorcall), copied from
+ * another, or set before the straight-line code that reaches the jmp (an
+ * argument). */
 bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx);
 
 bool x64_insn_may_write(const x64_insn *i, int reg);

@@ -3,18 +3,23 @@
  *   -O2/-O3 `mov (%rbx),%rax; pop %rbx; jmp *%rax`, with its frame gone (CFA =
  *   rsp + 8): control goes to another function's entry, so nothing of
  *   via_pointer is left unmeasured.
+ * via_offset(): the same through a pointer at a byte offset from an object
+ *   (CPython's vectorcall: `mov (%rbx,%rbp,1),%rax; pop ...; jmp *%rax`), an
+ *   indexed load that is no jump table (scale 1): a tail call as well.
  * writable_dispatch(): computed gotos through a table in writable memory
  *   (filled on the first call): its entries may change, so the table is not
  *   read and the copy is left at the dispatch: the rest of the function runs
  *   in the original body, unmeasured, and the coverage collector says so.
- * main: via_pointer 50 times (twice and thrice alternately), writable_dispatch once. */
+ * main: via_pointer and via_offset 50 times each (twice and thrice alternately),
+ * writable_dispatch once. */
 #include <stdio.h>
 
 /* expect: main 1 */
 /* expect: via_pointer 50 */
-/* expect: helper 50 */
-/* expect: twice 25 */
-/* expect: thrice 25 */
+/* expect: via_offset 50 */
+/* expect: helper 100 */
+/* expect: twice 50 */
+/* expect: thrice 50 */
 /* expect: writable_dispatch 1 */
 
 volatile long sink;
@@ -28,6 +33,13 @@ __attribute__((noipa)) long via_pointer(const struct ops *o, long x)
 {
     long y = helper(x);
     return o->fn(y);
+}
+
+__attribute__((noipa)) long via_offset(const char *obj, long off, long x)
+{
+    long y = helper(x);
+    long (*fn)(long) = *(long (*const *)(long))(obj + off);
+    return fn(y);
 }
 
 __attribute__((noipa)) long writable_dispatch(const unsigned char *code, long n)
@@ -58,6 +70,7 @@ int main(void)
     long a = 0;
     for (int k = 0; k < 64; k++) code[k] = (unsigned char)(k * 7 + 3);
     for (long i = 0; i < 50; i++) a += via_pointer(i % 2 ? &three : &two, i);
+    for (long i = 0; i < 50; i++) a += via_offset((const char *)(i % 2 ? &three : &two), 0, i);
     a += writable_dispatch(code, 64);
     printf("a=%ld sink=%ld\n", a, (long)sink);
     return 0;
