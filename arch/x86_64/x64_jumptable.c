@@ -103,7 +103,8 @@ static bool same_memory(const x64_operand *a, const x64_operand *b) {
  * unsigned at the compare's width (`cmp r15b, 0xb5` bounds 182 entries); a
  * compare narrower than 32 bits bounds the index only when the index is its
  * register or memory zero-extended (`movzx`) from at most that width.
- * Register copies `mov/movzx IDX, rY` (32 or 64 bits) are followed back to Y.
+ * Register copies `mov/movzx IDX, rY` (32 or 64 bits) and `movsxd IDX, eY` are
+ * followed back to Y.
  * When IDX was loaded from memory (`mov IDX, [rbp+d]` at gcc -O0, `movzx eax,
  * byte [rcx+rax]` at -O2), the check is on that memory, `cmp byte/dword [m], N`
  * of the load's width, and nothing between the compare and the load may store
@@ -205,8 +206,11 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       continue;
     }
     bool mov = i->mnemonic == ZYDIS_MNEMONIC_MOV, movzx = i->mnemonic == ZYDIS_MNEMONIC_MOVZX;
-    if ((mov || movzx) && is_reg(a, idx) && a->size >= 32 && b->type == X64_OP_REG) {
-      idx = b->reg; /* mov eX, eY / movzx eX, Yl: the index came from Y */
+    bool movsxd = i->mnemonic == ZYDIS_MNEMONIC_MOVSXD && a->size == 64 && b->size == 32;
+    if ((mov || movzx || movsxd) && is_reg(a, idx) && a->size >= 32 && b->type == X64_OP_REG) {
+      /* mov eX, eY / movzx eX, Yl / movsxd rX, eY: the index came from Y (every bound
+       * found on Y is below 2^31, where the sign extension changes nothing) */
+      idx = b->reg;
       if (movzx) narrow = b->size, implicit = tighter(implicit, width_entries(b->size));
       continue;
     }

@@ -1414,6 +1414,48 @@ static void test_table_computed_goto(void) {
   nreadonly = 0;
 }
 
+/* A computed goto whose index is sign-extended after its mask (CPython's
+ * eval loop: `movzx edx, byte [m]; ...; movsxd rdx, edx; mov rax, [T+rdx*8]`):
+ * the movsxd is followed back to the masked register, whose bound (4
+ * entries, far below 2^31) the sign extension does not change. */
+static void test_table_sign_extended_index(void) {
+  enum { T = 0x28 };
+  static uint8_t in[T + 32];
+  memset(in, 0xcc, sizeof in);
+  static const uint8_t code[] = {
+      0x4c, 0x8d, 0x05, T - 7, 0, 0, 0, /* 00: lea r8, [rip+T] */
+      0x0f, 0xb6, 0x07,                 /* 07: movzx eax, byte [rdi] */
+      0x83, 0xe0, 0x03,                 /* 0a: and eax, 3 */
+      0x48, 0x63, 0xc0,                 /* 0d: movsxd rax, eax */
+      0x49, 0x8b, 0x0c, 0xc0,           /* 10: mov rcx, [r8+rax*8] */
+      0xff, 0xe1,                       /* 14: jmp rcx */
+      0xb0, 0x01, 0xc3,                 /* 16: case 0: mov al, 1; ret */
+      0xb0, 0x02, 0xc3,                 /* 19: case 1 */
+      0xb0, 0x03, 0xc3,                 /* 1c: case 2 */
+      0x31, 0xc0, 0xc3,                 /* 1f: case 3: xor eax, eax; ret */
+  };
+  memcpy(in, code, sizeof code);
+  static const uint64_t cases[4] = {0x16, 0x19, 0x1c, 0x1f};
+  for (size_t k = 0; k < 4; k++) {
+    uint64_t e = SRC + cases[k];
+    memcpy(in + T + 8 * k, &e, 8);
+  }
+  uint64_t ro[1][2] = {{SRC + T, SRC + T + 32}};
+  readonly = (const uint64_t(*)[2])ro;
+  nreadonly = 1;
+  const char *name = "computed goto, sign-extended index";
+  fn_case c = {name, in, sizeof in, T, 0, 0};
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+  CHECK(p && info.njump_tables == 1 && !info.leaves_to_original && info.nblocks == 5,
+        "%zu tables, leaves %d, %zu blocks", info.njump_tables, info.leaves_to_original, info.nblocks);
+  reloc_plan_free(p);
+  free(out);
+  readonly = NULL;
+  nreadonly = 0;
+}
+
 /* A switch whose table base was loaded before a loop (`lea rsi, [rip+T]`,
  * not on the way back from the dispatch: sqlite's resolveP2Values) and whose
  * bound is a byte compare made after the zero-extension (`movzx eax, byte
@@ -1984,6 +2026,7 @@ int main(void) {
   test_table_pic_variant();
   test_table_byte_bounds();
   test_table_computed_goto();
+  test_table_sign_extended_index();
   test_table_hoisted_base();
   test_table_memory_through_lea();
   test_table_absolute();
