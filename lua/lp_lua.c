@@ -299,7 +299,7 @@ lp_status lp_lua_load(lp_lua *lp, const char *spec) {
 }
 
 /* Reads the probes table of the collector on top of the stack into *BITS;
- * *COUNTS is set when it wants entry counts (it does not say entry = "cover"). */
+ * *COUNTS is set when it wants entry counts (entry = true, or not said). */
 static lp_status read_probes(lua_State *L, const char *name, uint32_t *bits, bool *counts) {
   *counts = true;
   if (lua_getfield(L, -1, "probes") == LUA_TNIL) {
@@ -310,14 +310,15 @@ static lp_status read_probes(lua_State *L, const char *name, uint32_t *bits, boo
   if (!lua_istable(L, -1)) st = lp_fail("collector %s: probes must be a table", name);
   for (lua_pushnil(L); st == LP_OK && lua_next(L, -2); lua_pop(L, 1)) {
     const char *key = lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?";
-    if (!strcmp(key, "entry") && lua_type(L, -1) == LUA_TSTRING) {
-      if (strcmp(lua_tostring(L, -1), "cover"))
-        st = lp_fail("collector %s: probes.entry must be true or \"cover\"", name);
-      *counts = false;
-    } else if (!strcmp(key, "entry") || !strcmp(key, "arcs") || !strcmp(key, "calls")) {
+    if (!strcmp(key, "entry")) { /* the entry slot is always there: counted or marked */
+      bool cover = lua_type(L, -1) == LUA_TSTRING && !strcmp(lua_tostring(L, -1), "cover");
+      if (!cover && !lua_isboolean(L, -1))
+        st = lp_fail("collector %s: probes.entry must be true, false or \"cover\"", name);
+      *counts = !cover && lua_toboolean(L, -1);
+    } else if (!strcmp(key, "arcs") || !strcmp(key, "calls")) {
       if (!lua_isboolean(L, -1)) st = lp_fail("collector %s: probes.%s must be true or false", name, key);
       else if (lua_toboolean(L, -1))
-        *bits |= !strcmp(key, "entry") ? SHM_PROBE_ENTRY : !strcmp(key, "arcs") ? SHM_PROBE_ARCS : SHM_PROBE_CALLS;
+        *bits |= !strcmp(key, "arcs") ? SHM_PROBE_ARCS : SHM_PROBE_CALLS;
     } else if (!strcmp(key, "blocks")) {
       const char *v = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
       if (!strcmp(v, "cover")) *bits |= SHM_PROBE_BLOCKS_COVER;
