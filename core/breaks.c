@@ -12,10 +12,11 @@
  * natively ("native").  Each copy is named in the perf map and given unwind
  * information made from the original's (describe_copy).
  *
- * Coverage probes are needed only until their block first runs: every
- * SWEEP_MS the covered ones are replaced by NOPs of the same size, an int3 in
- * their first byte while the rest is written (a thread that meets it is sent
- * past the probe, whose slot is already set). */
+ * Coverage probes (a block's, and the entry's mark when no collector wants
+ * entry counts) are needed only until they first run: every SWEEP_MS the
+ * covered ones are replaced by NOPs of the same size, an int3 in their first
+ * byte while the rest is written (a thread that meets it is sent past the
+ * probe, whose slot is already set). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
