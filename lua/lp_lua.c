@@ -8,15 +8,16 @@
  *   lazyprobe.line_counts(f), lazyprobe.branch_counts(f)  (lp_source.c)
  * report(run), and sample(run) every `interval` while the program runs,
  * receive run.functions (merged over all counters files by module and address,
- * each with its graph: blocks, edges solved by flow conservation, call sites
- * counted by their probes or, without them, by the blocks they end),
+ * each with its graph, lp_graph.c: blocks, edges solved by flow conservation,
+ * call sites counted by their probes or, without them, by the blocks they
+ * end; Lua tables only once read),
  * run.processes, run.probes and run.outdir.  The probes of all loaded
  * collectors are united here (lp_lua_probes). */
 #include "lp_lua.h"
 
 #include "lines.h"
+#include "lp_graph.h"
 #include "lp_source.h"
-#include "reloc_flow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -364,212 +365,74 @@ static void push_hex(lua_State *L, uint64_t v) {
   lua_pushstring(L, buf);
 }
 
-/* {=== graph ===*/
+/* The files a run table is made from (l_push_run's light userdata). */
+typedef struct run_files {
+  lp_lua *lp;
+  const shm_counters *files;
+  size_t nfiles;
+} run_files;
 
-static const char *edge_kinds[] = {"fall", "taken", "jump", "table", "return", "escape"};
-
-/* The field names of blocks, edges and calls, and the edge kinds, pushed once
- * per run table (push_graph_keys) and set with lua_rawset: a report of sqlite
- * makes ~80 k of these tables, and lua_setfield hashes and compares its key
- * string every time. */
-enum graph_key { K_ADDRESS, K_SIZE, K_INSTRUCTIONS, K_COUNT, K_FROM, K_TO, K_KIND, K_BRANCH, K_TARGET,
-                 K_MEASURED, K_SITE, K_CALLEE, K_KINDS /* then the edge kinds */ };
-
-/* Pushes the keys, with room on the stack for them and for the run table's
- * own work above them. */
-static void push_graph_keys(lua_State *L) {
-  luaL_checkstack(L, K_KINDS + (int)(sizeof edge_kinds / sizeof *edge_kinds) + 1 + LUA_MINSTACK, "run table");
-  static const char *names[K_KINDS] = {"address", "size",   "instructions", "count",    "from",  "to",
-                                       "kind",    "branch", "target",       "measured", "site", "callee"};
-  for (int k = 0; k < K_KINDS; k++) lua_pushstring(L, names[k]);
-  for (size_t k = 0; k < sizeof edge_kinds / sizeof *edge_kinds; k++) lua_pushstring(L, edge_kinds[k]);
-  lua_pushliteral(L, "?");
-}
-
-/* t[KEY] = V on the table on top, KEYS the stack index of the first key. */
-static void set_int(lua_State *L, int keys, enum graph_key key, lua_Integer v) {
-  lua_pushvalue(L, keys + key);
-  lua_pushinteger(L, v);
-  lua_rawset(L, -3);
-}
-
-/* t.kind = the kind's name. */
-static void set_kind(lua_State *L, int keys, uint32_t kind) {
-  size_t nkinds = sizeof edge_kinds / sizeof *edge_kinds;
-  lua_pushvalue(L, keys + K_KIND);
-  lua_pushvalue(L, keys + K_KINDS + (int)(kind < nkinds ? kind : nkinds));
-  lua_rawset(L, -3);
-}
-
-/* The function of the same module whose entry is ADDR, or NULL. */
-static const char *callee_name(const shm_counters *c, const shm_module *m, uint64_t addr) {
-  const shm_function *fns = shm_functions(c) + m->first_function;
-  size_t lo = 0, hi = m->nfunctions;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (fns[mid].addr < addr) lo = mid + 1;
-    else hi = mid;
+/* Adds process K's copy of the function already in the run at INDEX N (the
+ * functions list at index FNS): counts add up, the state of a process where
+ * it ran says more than one where it did not. */
+static void add_seen(lua_State *L, lp_graph *g, int fns, lua_Integer n, const shm_counters *c,
+                     const shm_function *f) {
+  uint32_t state = f->state < 4 ? f->state : 0;
+  lua_rawgeti(L, fns, n);
+  lua_getfield(L, -1, "count");
+  lua_Integer before = lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  lua_pushinteger(L, before + (lua_Integer)shm_slot_value(c, f->slot));
+  lua_setfield(L, -2, "count");
+  lua_getfield(L, -1, "state");
+  bool ran_here = state != SHM_NOT_RUN && !strcmp(lua_tostring(L, -1), state_names[SHM_NOT_RUN]);
+  lua_pop(L, 1);
+  if (ran_here) {
+    lua_pushstring(L, state_names[state]);
+    lua_setfield(L, -2, "state");
+    lua_pushstring(L, shm_note(c, f));
+    lua_setfield(L, -2, "note");
   }
-  return lo < m->nfunctions && fns[lo].addr == addr ? shm_string(c, fns[lo].name) : NULL;
+  lua_pop(L, 1);
+  if (!lp_graph_merge(g, (uint32_t)n - 1, c, f)) luaL_error(L, "out of memory");
 }
 
-static const shm_block *sort_blocks; /* qsort has no context argument */
-
-static int by_block_addr(const void *a, const void *b) {
-  uint64_t x = sort_blocks[*(const uint32_t *)a].addr, y = sort_blocks[*(const uint32_t *)b].addr;
-  return (x > y) - (x < y);
+/* Pushes the table of a function seen first in C. */
+static void push_function(lua_State *L, const shm_counters *c, const shm_function *f, const char *module) {
+  uint32_t state = f->state < 4 ? f->state : 0;
+  lua_createtable(L, 0, 10);
+  lua_pushstring(L, shm_string(c, f->name));
+  lua_setfield(L, -2, "name");
+  lua_pushstring(L, module);
+  lua_setfield(L, -2, "module");
+  lua_pushinteger(L, (lua_Integer)f->addr);
+  lua_setfield(L, -2, "address");
+  push_hex(L, f->addr);
+  lua_setfield(L, -2, "address_hex");
+  lua_pushinteger(L, (lua_Integer)f->size);
+  lua_setfield(L, -2, "size");
+  lua_pushinteger(L, (lua_Integer)shm_slot_value(c, f->slot));
+  lua_setfield(L, -2, "count");
+  lua_pushstring(L, state_names[state]);
+  lua_setfield(L, -2, "state");
+  lua_pushstring(L, shm_note(c, f));
+  lua_setfield(L, -2, "note");
+  if (f->binding >= 1 && f->binding <= 3) {
+    lua_pushstring(L, (const char *[]){"global", "weak", "local"}[f->binding - 1]);
+    lua_setfield(L, -2, "binding");
+  }
 }
 
-/* The indices of the NB blocks in address order (malloc'd; NULL when out of memory). */
-static uint32_t *blocks_by_address(const shm_block *blocks, uint32_t nb) {
-  uint32_t *v = malloc((nb ? nb : 1) * sizeof *v);
-  if (!v) return NULL;
-  for (uint32_t b = 0; b < nb; b++) v[b] = b;
-  sort_blocks = blocks;
-  qsort(v, nb, sizeof *v, by_block_addr);
-  return v;
-}
-
-/* The count BC of the block holding link-time address AT (0 when none does). */
-static uint64_t block_count_at(const shm_block *blocks, const uint32_t *by_addr, uint32_t nb, const uint64_t *bc,
-                               uint64_t at) {
-  uint32_t lo = 0, hi = nb;
-  while (lo < hi) { /* the first block starting above AT */
-    uint32_t mid = (lo + hi) / 2;
-    if (blocks[by_addr[mid]].addr <= at) lo = mid + 1;
-    else hi = mid;
-  }
-  if (lo == 0) return 0;
-  const shm_block *b = &blocks[by_addr[lo - 1]];
-  return at - b->addr < b->size ? bc[by_addr[lo - 1]] : 0;
-}
-
-/* Sets blocks, edges and calls of the function table on top of the stack:
- * counts from the slots, edges and (without block probes) blocks derived by
- * flow conservation when arcs ran. */
-static void set_graph(lua_State *L, int keys, const shm_counters *c, const shm_function *f) {
-  uint32_t probes = c->header->probes, nb = f->nblocks, ne = f->nedges;
-  if (f->slot == SHM_NONE || f->first_block == SHM_NONE || nb == 0) return;
-  const shm_block *blocks = shm_blocks(c) + f->first_block;
-  const shm_edge *edges = shm_edges(c) + f->first_edge;
-  uint64_t *bc = calloc(nb, sizeof *bc), *ec = calloc(ne + 1, sizeof *ec);
-  reloc_edge *re = calloc(ne + 1, sizeof *re);
-  bool *leaky = calloc(nb, sizeof *leaky);
-  bool have_blocks = false, have_edges = false;
-  if (bc && ec && re && leaky && (probes & SHM_PROBE_ARCS)) {
-    for (uint32_t e = 0; e < ne; e++) {
-      re[e] = (reloc_edge){edges[e].from, edges[e].to == SHM_NONE ? RELOC_EXIT : edges[e].to, edges[e].kind,
-                           edges[e].slot != SHM_NONE, edges[e].branch, edges[e].target};
-      ec[e] = shm_slot_value(c, edges[e].slot);
-    }
-    for (uint32_t b = 0; b < nb; b++) leaky[b] = blocks[b].flags & SHM_BLOCK_LEAKS; /* as the tree had it */
-    have_edges = have_blocks =
-        reloc_flow_solve(re, ne, nb, shm_slot_value(c, f->slot), leaky, ec, bc) == LP_OK;
-    if (!have_edges) {
-      lua_pushstring(L, lp_error());
-      lua_setfield(L, -2, "flow_error");
-    }
-  }
-  if (bc && (probes & SHM_PROBE_BLOCKS_COUNT || (!have_blocks && probes & SHM_PROBE_BLOCKS_COVER))) {
-    for (uint32_t b = 0; b < nb; b++) bc[b] = shm_slot_value(c, blocks[b].slot);
-    have_blocks = true;
-  }
-
-  lua_createtable(L, (int)nb, 0);
-  for (uint32_t b = 0; b < nb; b++) {
-    lua_createtable(L, 0, 4);
-    set_int(L, keys, K_ADDRESS, (lua_Integer)blocks[b].addr);
-    set_int(L, keys, K_SIZE, blocks[b].size);
-    set_int(L, keys, K_INSTRUCTIONS, blocks[b].ninsns);
-    if (have_blocks) set_int(L, keys, K_COUNT, (lua_Integer)bc[b]);
-    lua_rawseti(L, -2, b + 1);
-  }
-  lua_setfield(L, -2, "blocks");
-
-  lua_createtable(L, (int)ne, 0);
-  for (uint32_t e = 0; e < ne; e++) {
-    lua_createtable(L, 0, 6);
-    set_int(L, keys, K_FROM, edges[e].from + 1);
-    set_int(L, keys, K_TO, edges[e].to == SHM_NONE ? 0 : edges[e].to + 1);
-    set_kind(L, keys, edges[e].kind);
-    set_int(L, keys, K_BRANCH, (lua_Integer)edges[e].branch);
-    set_int(L, keys, K_TARGET, (lua_Integer)edges[e].target);
-    if (have_edges) set_int(L, keys, K_COUNT, (lua_Integer)ec[e]);
-    if (edges[e].slot != SHM_NONE) /* what its own counter says, solved or not */
-      set_int(L, keys, K_MEASURED, (lua_Integer)shm_slot_value(c, edges[e].slot));
-    lua_rawseti(L, -2, e + 1);
-  }
-  lua_setfield(L, -2, "edges");
-
-  /* A call ends its block: without call probes, block counts (from block
-   * probes or solved from the arcs) are the calls' counts. */
-  bool call_counts = probes & SHM_PROBE_CALLS ||
-                     (have_blocks && (have_edges || probes & SHM_PROBE_BLOCKS_COUNT));
-  uint32_t *by_addr = call_counts && !(probes & SHM_PROBE_CALLS) ? blocks_by_address(blocks, nb) : NULL;
-  if (f->first_call != SHM_NONE && call_counts && (probes & SHM_PROBE_CALLS || by_addr)) {
-    const shm_call *calls = shm_calls(c) + f->first_call;
-    const shm_module *m = &shm_modules(c)[f->module];
-    lua_createtable(L, (int)f->ncalls, 0);
-    for (uint32_t k = 0; k < f->ncalls; k++) {
-      lua_createtable(L, 0, 4);
-      set_int(L, keys, K_SITE, (lua_Integer)calls[k].site);
-      set_int(L, keys, K_TARGET, (lua_Integer)calls[k].target);
-      const char *callee = calls[k].target ? callee_name(c, m, calls[k].target) : NULL;
-      if (callee) {
-        lua_pushvalue(L, keys + K_CALLEE);
-        lua_pushstring(L, callee);
-        lua_rawset(L, -3);
-      }
-      uint64_t n = by_addr ? block_count_at(blocks, by_addr, nb, bc, calls[k].site)
-                           : shm_slot_value(c, calls[k].slot);
-      set_int(L, keys, K_COUNT, (lua_Integer)n);
-      lua_rawseti(L, -2, k + 1);
-    }
-    lua_setfield(L, -2, "calls");
-  }
-  free(by_addr);
-  free(bc);
-  free(ec);
-  free(leaky);
-  free(re);
-}
-
-/* Adds the counts of the same function seen in another process: FIELD lists
- * of equal length are summed element by element. */
-static void add_counts(lua_State *L, int into, int from, const char *field) {
-  into = lua_absindex(L, into);
-  from = lua_absindex(L, from);
-  lua_getfield(L, into, field);
-  lua_getfield(L, from, field);
-  if (lua_istable(L, -1) && lua_istable(L, -2) && luaL_len(L, -1) == luaL_len(L, -2)) {
-    for (lua_Integer i = 1, n = luaL_len(L, -1); i <= n; i++) {
-      lua_geti(L, -2, i);
-      lua_geti(L, -2, i);
-      lua_getfield(L, -2, "count");
-      lua_getfield(L, -2, "count");
-      if (lua_isinteger(L, -1) && lua_isinteger(L, -2)) {
-        lua_Integer sum = lua_tointeger(L, -1) + lua_tointeger(L, -2);
-        lua_pop(L, 2);
-        lua_pushinteger(L, sum);
-        lua_setfield(L, -3, "count");
-      } else {
-        lua_pop(L, 2);
-      }
-      lua_pop(L, 2);
-    }
-  }
-  lua_pop(L, 2);
-}
-
-/* }=== */
-
-/* Builds the run table: functions merged by module path and address. */
-static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
-  lua_State *L = lp->L;
-  int keys = lua_gettop(L) + 1;
-  push_graph_keys(L);
+/* Pushes the run table (l_push_run(files)): functions merged by module path
+ * and address, each with its graph in C until read (lp_graph.c). */
+static int l_push_run(lua_State *L) {
+  const run_files *rf = lua_touserdata(L, 1);
+  const shm_counters *files = rf->files;
+  size_t nfiles = rf->nfiles;
+  lp_graph *g = lp_graph_push(L);
+  int graphs = lua_gettop(L);
   lua_newtable(L); /* run */
-  lua_pushstring(L, lp->opt.outdir ? lp->opt.outdir : "");
+  lua_pushstring(L, rf->lp->opt.outdir ? rf->lp->opt.outdir : "");
   lua_setfield(L, -2, "outdir");
 
   lua_newtable(L); /* processes */
@@ -615,83 +478,45 @@ static void push_run(lp_lua *lp, const shm_counters *files, size_t nfiles) {
   lua_setfield(L, -2, "probes");
 
   lua_newtable(L); /* functions */
-  lua_newtable(L); /* index: "module\0addr" -> function table */
-  int n = 0;
-  for (size_t f = 0; f < nfiles; f++) {
-    const shm_counters *c = &files[f];
+  int fns_list = lua_gettop(L);
+  lua_newtable(L); /* index: "module|addr" -> position in functions */
+  int index = lua_gettop(L);
+  lua_Integer n = 0;
+  for (size_t k = 0; k < nfiles; k++) {
+    const shm_counters *c = &files[k];
     const shm_function *fns = shm_functions(c);
     const shm_module *mods = shm_modules(c);
     for (uint32_t i = 0; i < c->header->nfunctions; i++) {
       if (fns[i].state == SHM_EXCLUDED) continue; /* not selected: in no report */
       const char *module = shm_string(c, mods[fns[i].module].path);
-      uint64_t count = shm_slot_value(c, fns[i].slot);
-      uint32_t state = fns[i].state < 4 ? fns[i].state : 0;
       lua_pushfstring(L, "%s|%I", module, (lua_Integer)fns[i].addr);
-      if (lua_rawget(L, -2) == LUA_TTABLE) { /* seen in another process: add up */
-        lua_getfield(L, -1, "count");
-        lua_Integer before = lua_tointeger(L, -1);
-        lua_pop(L, 1);
-        lua_pushinteger(L, before + (lua_Integer)count);
-        lua_setfield(L, -2, "count");
-        lua_getfield(L, -1, "state");
-        bool ran_here = state != SHM_NOT_RUN && !strcmp(lua_tostring(L, -1), state_names[SHM_NOT_RUN]);
-        lua_pop(L, 1);
-        if (ran_here) { /* the state of a process where it ran says more */
-          lua_pushstring(L, state_names[state]);
-          lua_setfield(L, -2, "state");
-          lua_pushstring(L, shm_note(c, &fns[i]));
-          lua_setfield(L, -2, "note");
-        }
-        lua_newtable(L);
-        set_graph(L, keys, c, &fns[i]);
-        if (lua_getfield(L, -2, "blocks") == LUA_TNIL) { /* first seen without a graph */
-          lua_pop(L, 1);
-          for (const char *const *k = (const char *const[]){"blocks", "edges", "calls", NULL}; *k; k++) {
-            lua_getfield(L, -1, *k);
-            lua_setfield(L, -3, *k);
-          }
-        } else {
-          lua_pop(L, 1);
-          add_counts(L, -2, -1, "blocks");
-          add_counts(L, -2, -1, "edges");
-          add_counts(L, -2, -1, "calls");
-        }
+      lua_pushvalue(L, -1);
+      if (lua_rawget(L, index) == LUA_TNUMBER) { /* seen in another process: add up */
+        add_seen(L, g, fns_list, lua_tointeger(L, -1), c, &fns[i]);
         lua_pop(L, 2);
         continue;
       }
       lua_pop(L, 1);
-      lua_newtable(L);
-      lua_pushstring(L, shm_string(c, fns[i].name));
-      lua_setfield(L, -2, "name");
-      lua_pushstring(L, module);
-      lua_setfield(L, -2, "module");
-      lua_pushinteger(L, (lua_Integer)fns[i].addr);
-      lua_setfield(L, -2, "address");
-      push_hex(L, fns[i].addr);
-      lua_setfield(L, -2, "address_hex");
-      lua_pushinteger(L, (lua_Integer)fns[i].size);
-      lua_setfield(L, -2, "size");
-      lua_pushinteger(L, (lua_Integer)count);
-      lua_setfield(L, -2, "count");
-      lua_pushstring(L, state_names[state]);
-      lua_setfield(L, -2, "state");
-      lua_pushstring(L, shm_note(c, &fns[i]));
-      lua_setfield(L, -2, "note");
-      if (fns[i].binding >= 1 && fns[i].binding <= 3) {
-        lua_pushstring(L, (const char *[]){"global", "weak", "local"}[fns[i].binding - 1]);
-        lua_setfield(L, -2, "binding");
-      }
-      set_graph(L, keys, c, &fns[i]);
-      lua_pushfstring(L, "%s|%I", module, (lua_Integer)fns[i].addr);
-      lua_pushvalue(L, -2);
-      lua_rawset(L, -4); /* index[key] = fn */
-      lua_rawseti(L, -3, ++n);
+      lua_pushinteger(L, ++n);
+      lua_rawset(L, index);
+      uint32_t id;
+      if (!lp_graph_add(g, c, &fns[i], &id)) return luaL_error(L, "out of memory");
+      push_function(L, c, &fns[i], module);
+      lp_graph_attach(L, -1, graphs, id); /* id == n - 1 */
+      lua_rawseti(L, fns_list, n);
     }
   }
   lua_pop(L, 1); /* index */
   lua_setfield(L, -2, "functions");
-  lua_rotate(L, keys, 1); /* the run table below the keys */
-  lua_settop(L, keys);
+  return 1;
+}
+
+/* Pushes the run table, or prints why it could not be made. */
+static bool push_run(lp_lua *lp, const shm_counters *files, size_t nfiles, const char *what) {
+  run_files rf = {lp, files, nfiles};
+  lua_pushcfunction(lp->L, l_push_run);
+  lua_pushlightuserdata(lp->L, &rf);
+  return call(lp, 1, 1, what);
 }
 
 /* Calls FIELD(run) of every collector that has it; returns the failures. */
@@ -709,8 +534,7 @@ static int call_each(lp_lua *lp, const char *field, const shm_counters *files, s
       lua_pop(L, 2);
       continue;
     }
-    push_run(lp, files, nfiles);
-    if (!call(lp, 1, 0, name)) failures++;
+    if (!push_run(lp, files, nfiles, name) || !call(lp, 1, 0, name)) failures++;
     lua_pop(L, 1); /* collector */
   }
   lua_pop(L, 1);

@@ -19,6 +19,8 @@
 #include <string.h>
 
 #include "lines.h"
+#include "lp_graph.h"
+#include "reloc.h"
 
 typedef struct src_block {
   uint64_t addr, size;
@@ -65,9 +67,41 @@ static void free_fn(src_fn *f) {
   free(f->edges);
 }
 
+/* Copies f's blocks (when WITH_EDGES, its edges too) from its graph in C. */
+static bool copy_graph(const lp_graph *g, const lp_graph_fn *gf, src_fn *f, bool with_edges) {
+  if (!gf->graph) return true;
+  f->nblocks = gf->nblocks;
+  f->blocks = malloc((f->nblocks ? f->nblocks : 1) * sizeof *f->blocks);
+  if (!f->blocks) return false;
+  for (size_t b = 0; b < f->nblocks; b++) {
+    const lp_graph_block *gb = &g->blocks[gf->first_block + b];
+    f->blocks[b] = (src_block){gb->addr, gb->size, (lua_Integer)gb->count, gf->block_counts};
+  }
+  if (!with_edges) return true;
+  f->nedges = gf->nedges;
+  f->edges = malloc((f->nedges ? f->nedges : 1) * sizeof *f->edges);
+  if (!f->edges) return false;
+  for (size_t e = 0; e < f->nedges; e++) {
+    const lp_graph_edge *ge = &g->edges[gf->first_edge + e];
+    bool fall = ge->kind == RELOC_EDGE_FALL;
+    f->edges[e] = (src_edge){ge->from + 1,
+                             ge->to == LP_GRAPH_NONE ? 0 : (lua_Integer)ge->to + 1,
+                             (lua_Integer)ge->count,
+                             ge->branch,
+                             gf->edge_counts,
+                             fall || ge->kind == RELOC_EDGE_TAKEN || ge->kind == RELOC_EDGE_TABLE,
+                             fall};
+  }
+  return true;
+}
+
 /* Reads f's blocks (when WITH_EDGES, its edges too) from the table at index
- * T; false when out of memory. */
+ * T, or from its graph in C while the collector has not read it; false when
+ * out of memory. */
 static bool read_graph(lua_State *L, int t, src_fn *f, bool with_edges) {
+  const lp_graph *g;
+  const lp_graph_fn *gf = lp_graph_pending(L, t, &g);
+  if (gf) return copy_graph(g, gf, f, with_edges);
   if (lua_getfield(L, t, "blocks") == LUA_TTABLE) {
     f->nblocks = (size_t)luaL_len(L, -1);
     f->blocks = malloc((f->nblocks ? f->nblocks : 1) * sizeof *f->blocks);

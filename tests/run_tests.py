@@ -2186,6 +2186,31 @@ def test_cover_sweep(ctx):
     return [(name, probs)]
 
 
+def build_slow(d):
+    """A program of 0.4 s whose step() runs 20 times, spread out (with line info)."""
+    slow = os.path.join(d, 'slow')
+    with open(slow + '.c', 'w') as f:
+        f.write('#include <unistd.h>\n__attribute__((noipa)) void step(void) { usleep(20000); }\n'
+                'int main(void) { for (int i = 0; i < 20; i++) step(); return 0; }\n')
+    subprocess.run(['gcc', '-O2', '-g', '-o', slow, slow + '.c'], check=True)
+    return slow
+
+
+def test_lazy_graph(ctx):
+    """collectors/lazy_graph: graphs made Lua tables on first read behave as
+    tables made at once (tests/collectors/lazy_graph.lua says how)."""
+    name = 'collectors/lazy_graph'
+    slow = build_slow(ctx.scratch(name + '-src'))
+    outdir = ctx.scratch(name)
+    cmd = [ctx.lp, 'run', '-c', os.path.join(TEST_COLLECTORS, 'lazy_graph.lua'), '-o', outdir, '--', slow]
+    st, out, err, to = run_proc(cmd, timeout=RUN_TIMEOUT)
+    text = err.decode(errors='replace')
+    probs = []
+    if to or st != 0 or 'lazyprobe: lazy_graph: ok' not in text.splitlines():
+        probs.append('status %s: %s  [repro: %s]' % (st, short(err), ' '.join(cmd)))
+    return [(name, probs)]
+
+
 def test_collector_errors(ctx):
     results = []
     src = write_collectors(ctx)
@@ -2222,11 +2247,7 @@ def test_collector_errors(ctx):
 
     tname = 'collectors/sample'
     outdir = ctx.scratch(tname)
-    slow = os.path.join(src, 'slow')
-    with open(slow + '.c', 'w') as f:   # 0.4 s of calls, spread out
-        f.write('#include <unistd.h>\n__attribute__((noipa)) void step(void) { usleep(20000); }\n'
-                'int main(void) { for (int i = 0; i < 20; i++) step(); return 0; }\n')
-    subprocess.run(['gcc', '-O2', '-o', slow, slow + '.c'], check=True)
+    slow = build_slow(src)
     cmd = [ctx.lp, 'run', '-c', os.path.join(src, 'sampler.lua'), '-o', outdir, '--', slow]
     st, out, err, _ = run_proc(cmd, timeout=RUN_TIMEOUT)
     samples = [int(m) for m in re.findall(r'^lazyprobe: sample (\d+)$', err.decode(errors='replace'), re.M)]
@@ -2278,6 +2299,7 @@ def main():
         jobs.append(('security/planted_symlink_dangling', lambda: test_symlink(ctx, True)))
         jobs.append(('collectors/', lambda: test_collector_errors(ctx)))
         jobs.append(('collectors/cover_sweep', lambda: test_cover_sweep(ctx)))
+        jobs.append(('collectors/lazy_graph', lambda: test_lazy_graph(ctx)))
         for pn in PROBE_PROGRAMS:
             for o in OPTS:
                 if o in PROBE_SKIP.get(pn, ()):

@@ -84,7 +84,7 @@ function lcov.tracefile(run, source)
         el[line] = (el[line] or 0) + lcount[k]
       end
 
-      local br = f.blocks and f.edges and source.branch_counts(f)
+      local br = source.branch_counts(f) -- no ways out without blocks and edges
       if br then
         local bfile, bline, bpoint, btaken = br.file, br.line, br.point, br.taken
         local k, n = 1, #bpoint

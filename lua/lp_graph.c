@@ -1,0 +1,439 @@
+/* lp_graph.c — the graphs of a run table's functions: blocks, edges and call
+ * sites with their counts, computed in C when the run table is made (edge and
+ * block counts solved from the arcs by flow conservation, calls counted by
+ * their probes or by the blocks they end) and kept in one userdata per run.
+ *
+ * A function table gets its blocks, edges, calls and flow_error as Lua tables
+ * only when a collector first reads one of them, or iterates the function
+ * with pairs (its metatable's __index and __pairs).  A report of sqlite has
+ * ~80 k blocks, edges and calls: as tables they were a fifth of the coverage
+ * report's time, and lazyprobe.line_counts and branch_counts, which read the
+ * graphs here directly (lp_graph_pending), never need them.  The userdata
+ * holds copies, not pointers into the counters files, so a collector may
+ * keep a run table after the call that received it. */
+#include "lp_graph.h"
+
+#include <lauxlib.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reloc_flow.h"
+
+#define GRAPHS_NAME "lazyprobe.graphs"
+
+static const char *edge_kinds[] = {"fall", "taken", "jump", "table", "return", "escape"};
+
+/* Makes room for NEED more elements of SIZE bytes in *V (holding N of CAP). */
+static bool reserve(void **v, uint32_t n, uint32_t *cap, uint32_t need, size_t size) {
+  if ((uint64_t)n + need <= *cap) return true;
+  uint64_t c = *cap ? *cap : 64;
+  while (c < (uint64_t)n + need) c *= 2;
+  if (c > UINT32_MAX) return false;
+  void *grown = realloc(*v, (size_t)c * size);
+  if (!grown) return false;
+  *v = grown;
+  *cap = (uint32_t)c;
+  return true;
+}
+
+static uint32_t add_string(lp_graph *g, const char *s) {
+  uint32_t len = (uint32_t)strlen(s) + 1;
+  if (!reserve((void **)&g->strings, g->nstrings, &g->strings_cap, len, 1)) return LP_GRAPH_NONE;
+  uint32_t at = g->nstrings;
+  memcpy(g->strings + at, s, len);
+  g->nstrings += len;
+  return at;
+}
+
+static int graphs_gc(lua_State *L) {
+  lp_graph *g = luaL_checkudata(L, 1, GRAPHS_NAME);
+  free(g->fns);
+  free(g->blocks);
+  free(g->edges);
+  free(g->calls);
+  free(g->strings);
+  memset(g, 0, sizeof *g);
+  return 0;
+}
+
+/* {=== computing ===*/
+
+/* The function of the same module whose entry is ADDR, or NULL. */
+static const char *callee_name(const shm_counters *c, const shm_module *m, uint64_t addr) {
+  const shm_function *fns = shm_functions(c) + m->first_function;
+  size_t lo = 0, hi = m->nfunctions;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (fns[mid].addr < addr) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < m->nfunctions && fns[lo].addr == addr ? shm_string(c, fns[lo].name) : NULL;
+}
+
+static const lp_graph_block *sort_blocks; /* qsort has no context argument */
+
+static int by_block_addr(const void *a, const void *b) {
+  uint64_t x = sort_blocks[*(const uint32_t *)a].addr, y = sort_blocks[*(const uint32_t *)b].addr;
+  return (x > y) - (x < y);
+}
+
+/* The count of the block holding link-time address AT (0 when none does),
+ * BY_ADDR the indices of the NB BLOCKS in address order. */
+static uint64_t block_count_at(const lp_graph_block *blocks, const uint32_t *by_addr, uint32_t nb, uint64_t at) {
+  uint32_t lo = 0, hi = nb;
+  while (lo < hi) { /* the first block starting above AT */
+    uint32_t mid = (lo + hi) / 2;
+    if (blocks[by_addr[mid]].addr <= at) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return 0;
+  const lp_graph_block *b = &blocks[by_addr[lo - 1]];
+  return at - b->addr < b->size ? b->count : 0;
+}
+
+/* Counts of the edges (EC) and blocks (BC) solved from the arcs; false (with
+ * the message in the function's flow_error) when they are not consistent. */
+static bool solve(lp_graph *g, lp_graph_fn *out, const shm_counters *c, const shm_function *f, uint64_t *ec,
+                  uint64_t *bc, bool *failed) {
+  uint32_t nb = f->nblocks, ne = f->nedges;
+  const shm_block *blocks = shm_blocks(c) + f->first_block;
+  const shm_edge *edges = shm_edges(c) + f->first_edge;
+  reloc_edge *re = calloc(ne + 1, sizeof *re);
+  bool *leaky = calloc(nb, sizeof *leaky);
+  bool solved = false;
+  if (re && leaky) {
+    for (uint32_t e = 0; e < ne; e++) {
+      re[e] = (reloc_edge){edges[e].from, edges[e].to == SHM_NONE ? RELOC_EXIT : edges[e].to, edges[e].kind,
+                           edges[e].slot != SHM_NONE, edges[e].branch, edges[e].target};
+      ec[e] = shm_slot_value(c, edges[e].slot);
+    }
+    for (uint32_t b = 0; b < nb; b++) leaky[b] = blocks[b].flags & SHM_BLOCK_LEAKS; /* as the tree had it */
+    solved = reloc_flow_solve(re, ne, nb, shm_slot_value(c, f->slot), leaky, ec, bc) == LP_OK;
+    if (!solved) {
+      out->flow_error = add_string(g, lp_error());
+      if (out->flow_error == LP_GRAPH_NONE) *failed = true;
+    }
+  } else {
+    *failed = true;
+  }
+  free(re);
+  free(leaky);
+  return solved;
+}
+
+/* The graph of F into OUT, its elements appended to G's arrays. */
+static bool compute(lp_graph *g, const shm_counters *c, const shm_function *f, lp_graph_fn *out) {
+  *out = (lp_graph_fn){g->nblocks, 0, g->nedges, 0, g->ncalls, 0, LP_GRAPH_NONE, false, false, false, false};
+  uint32_t probes = c->header->probes, nb = f->nblocks, ne = f->nedges;
+  if (f->slot == SHM_NONE || f->first_block == SHM_NONE || nb == 0) return true;
+  if (!reserve((void **)&g->blocks, g->nblocks, &g->blocks_cap, nb, sizeof *g->blocks) ||
+      !reserve((void **)&g->edges, g->nedges, &g->edges_cap, ne, sizeof *g->edges))
+    return false;
+  const shm_block *blocks = shm_blocks(c) + f->first_block;
+  const shm_edge *edges = shm_edges(c) + f->first_edge;
+  lp_graph_block *gb = g->blocks + g->nblocks;
+  lp_graph_edge *ge = g->edges + g->nedges;
+  uint64_t *bc = calloc(nb, sizeof *bc), *ec = calloc(ne + 1, sizeof *ec);
+  bool failed = !bc || !ec;
+  bool have_blocks = false, have_edges = false;
+  if (!failed && probes & SHM_PROBE_ARCS) have_edges = have_blocks = solve(g, out, c, f, ec, bc, &failed);
+  if (!failed && (probes & SHM_PROBE_BLOCKS_COUNT || (!have_blocks && probes & SHM_PROBE_BLOCKS_COVER))) {
+    for (uint32_t b = 0; b < nb; b++) bc[b] = shm_slot_value(c, blocks[b].slot);
+    have_blocks = true;
+  }
+  for (uint32_t b = 0; !failed && b < nb; b++)
+    gb[b] = (lp_graph_block){blocks[b].addr, blocks[b].size, blocks[b].ninsns, have_blocks ? bc[b] : 0};
+  for (uint32_t e = 0; !failed && e < ne; e++) {
+    bool measured = edges[e].slot != SHM_NONE; /* what its own counter says, solved or not */
+    ge[e] = (lp_graph_edge){edges[e].branch,
+                            edges[e].target,
+                            have_edges ? ec[e] : 0,
+                            measured ? shm_slot_value(c, edges[e].slot) : 0,
+                            edges[e].from,
+                            edges[e].to == SHM_NONE ? LP_GRAPH_NONE : edges[e].to,
+                            edges[e].kind,
+                            measured};
+  }
+  free(bc);
+  free(ec);
+  if (failed) return false;
+  out->nblocks = nb;
+  out->nedges = ne;
+  out->graph = true;
+  out->block_counts = have_blocks;
+  out->edge_counts = have_edges;
+  g->nblocks += nb;
+  g->nedges += ne;
+
+  /* A call ends its block: without call probes, block counts (from block
+   * probes or solved from the arcs) are the calls' counts. */
+  bool by_blocks = !(probes & SHM_PROBE_CALLS) && have_blocks && (have_edges || probes & SHM_PROBE_BLOCKS_COUNT);
+  if (f->first_call == SHM_NONE || !(probes & SHM_PROBE_CALLS || by_blocks)) return true;
+  if (!reserve((void **)&g->calls, g->ncalls, &g->calls_cap, f->ncalls, sizeof *g->calls)) return false;
+  uint32_t *by_addr = NULL;
+  if (by_blocks) {
+    if (!(by_addr = malloc(nb * sizeof *by_addr))) return false;
+    for (uint32_t b = 0; b < nb; b++) by_addr[b] = b;
+    sort_blocks = gb;
+    qsort(by_addr, nb, sizeof *by_addr, by_block_addr);
+  }
+  const shm_call *calls = shm_calls(c) + f->first_call;
+  const shm_module *m = &shm_modules(c)[f->module];
+  for (uint32_t k = 0; k < f->ncalls; k++) {
+    const char *callee = calls[k].target ? callee_name(c, m, calls[k].target) : NULL;
+    uint32_t name = callee ? add_string(g, callee) : LP_GRAPH_NONE;
+    if (callee && name == LP_GRAPH_NONE) {
+      free(by_addr);
+      return false;
+    }
+    uint64_t n = by_addr ? block_count_at(gb, by_addr, nb, calls[k].site) : shm_slot_value(c, calls[k].slot);
+    g->calls[g->ncalls + k] = (lp_graph_call){calls[k].site, calls[k].target, n, name};
+  }
+  free(by_addr);
+  out->ncalls = f->ncalls;
+  out->calls = true;
+  g->ncalls += f->ncalls;
+  return true;
+}
+
+lp_graph *lp_graph_push(lua_State *L) {
+  lp_graph *g = lua_newuserdatauv(L, sizeof *g, 2); /* user values: the functions' metatable, ids */
+  memset(g, 0, sizeof *g);
+  if (luaL_newmetatable(L, GRAPHS_NAME)) {
+    lua_pushcfunction(L, graphs_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  return g;
+}
+
+bool lp_graph_add(lp_graph *g, const shm_counters *c, const shm_function *f, uint32_t *id) {
+  if (!reserve((void **)&g->fns, g->nfns, &g->fns_cap, 1, sizeof *g->fns)) return false;
+  if (!compute(g, c, f, &g->fns[g->nfns])) return false;
+  *id = g->nfns++;
+  return true;
+}
+
+bool lp_graph_merge(lp_graph *g, uint32_t id, const shm_counters *c, const shm_function *f) {
+  lp_graph_fn from;
+  if (!compute(g, c, f, &from)) return false; /* its elements stay appended, unused when added up */
+  lp_graph_fn *into = &g->fns[id];
+  if (!from.graph) return true;
+  if (!into->graph) {
+    *into = from;
+    return true;
+  }
+  if (into->block_counts && from.block_counts && into->nblocks == from.nblocks)
+    for (uint32_t b = 0; b < into->nblocks; b++)
+      g->blocks[into->first_block + b].count += g->blocks[from.first_block + b].count;
+  if (into->edge_counts && from.edge_counts && into->nedges == from.nedges)
+    for (uint32_t e = 0; e < into->nedges; e++)
+      g->edges[into->first_edge + e].count += g->edges[from.first_edge + e].count;
+  if (into->calls && from.calls && into->ncalls == from.ncalls)
+    for (uint32_t k = 0; k < into->ncalls; k++)
+      g->calls[into->first_call + k].count += g->calls[from.first_call + k].count;
+  return true;
+}
+
+/* }=== */
+
+/* {=== Lua tables ===*/
+
+/* The field names of blocks, edges and calls, and the edge kinds, pushed once
+ * per function made tables, set with lua_rawset: lua_setfield hashes and
+ * compares its key string every time. */
+enum graph_key { K_ADDRESS, K_SIZE, K_INSTRUCTIONS, K_COUNT, K_FROM, K_TO, K_KIND, K_BRANCH, K_TARGET,
+                 K_MEASURED, K_SITE, K_CALLEE, K_KINDS /* then the edge kinds, then "?" */ };
+#define NKINDS (sizeof edge_kinds / sizeof *edge_kinds)
+
+static void push_keys(lua_State *L) {
+  luaL_checkstack(L, K_KINDS + (int)NKINDS + 1 + LUA_MINSTACK, "run table");
+  static const char *names[K_KINDS] = {"address", "size",   "instructions", "count",    "from",  "to",
+                                       "kind",    "branch", "target",       "measured", "site", "callee"};
+  for (int k = 0; k < K_KINDS; k++) lua_pushstring(L, names[k]);
+  for (size_t k = 0; k < NKINDS; k++) lua_pushstring(L, edge_kinds[k]);
+  lua_pushliteral(L, "?");
+}
+
+/* t[KEY] = V on the table on top, KEYS the stack index of the first key. */
+static void set_int(lua_State *L, int keys, enum graph_key key, lua_Integer v) {
+  lua_pushvalue(L, keys + key);
+  lua_pushinteger(L, v);
+  lua_rawset(L, -3);
+}
+
+/* f[NAME] = the value on top, unless the collector set f[NAME] already. */
+static void set_unless_present(lua_State *L, int fn, const char *name) {
+  if (lua_getfield(L, fn, name) == LUA_TNIL) { /* __index: the graph is no longer pending here */
+    lua_pop(L, 1);
+    lua_setfield(L, fn, name);
+  } else {
+    lua_pop(L, 2);
+  }
+}
+
+static void push_blocks(lua_State *L, int keys, const lp_graph *g, const lp_graph_fn *gf) {
+  lua_createtable(L, (int)gf->nblocks, 0);
+  for (uint32_t b = 0; b < gf->nblocks; b++) {
+    const lp_graph_block *gb = &g->blocks[gf->first_block + b];
+    lua_createtable(L, 0, 4);
+    set_int(L, keys, K_ADDRESS, (lua_Integer)gb->addr);
+    set_int(L, keys, K_SIZE, gb->size);
+    set_int(L, keys, K_INSTRUCTIONS, gb->ninsns);
+    if (gf->block_counts) set_int(L, keys, K_COUNT, (lua_Integer)gb->count);
+    lua_rawseti(L, -2, b + 1);
+  }
+}
+
+static void push_edges(lua_State *L, int keys, const lp_graph *g, const lp_graph_fn *gf) {
+  lua_createtable(L, (int)gf->nedges, 0);
+  for (uint32_t e = 0; e < gf->nedges; e++) {
+    const lp_graph_edge *ge = &g->edges[gf->first_edge + e];
+    lua_createtable(L, 0, 6);
+    set_int(L, keys, K_FROM, ge->from + 1);
+    set_int(L, keys, K_TO, ge->to == LP_GRAPH_NONE ? 0 : (lua_Integer)ge->to + 1);
+    lua_pushvalue(L, keys + K_KIND);
+    lua_pushvalue(L, keys + K_KINDS + (int)(ge->kind < NKINDS ? ge->kind : NKINDS));
+    lua_rawset(L, -3);
+    set_int(L, keys, K_BRANCH, (lua_Integer)ge->branch);
+    set_int(L, keys, K_TARGET, (lua_Integer)ge->target);
+    if (gf->edge_counts) set_int(L, keys, K_COUNT, (lua_Integer)ge->count);
+    if (ge->measured_known) set_int(L, keys, K_MEASURED, (lua_Integer)ge->measured);
+    lua_rawseti(L, -2, e + 1);
+  }
+}
+
+static void push_calls(lua_State *L, int keys, const lp_graph *g, const lp_graph_fn *gf) {
+  lua_createtable(L, (int)gf->ncalls, 0);
+  for (uint32_t k = 0; k < gf->ncalls; k++) {
+    const lp_graph_call *gc = &g->calls[gf->first_call + k];
+    lua_createtable(L, 0, 4);
+    set_int(L, keys, K_SITE, (lua_Integer)gc->site);
+    set_int(L, keys, K_TARGET, (lua_Integer)gc->target);
+    if (gc->callee != LP_GRAPH_NONE) {
+      lua_pushvalue(L, keys + K_CALLEE);
+      lua_pushstring(L, g->strings + gc->callee);
+      lua_rawset(L, -3);
+    }
+    set_int(L, keys, K_COUNT, (lua_Integer)gc->count);
+    lua_rawseti(L, -2, k + 1);
+  }
+}
+
+/* Makes the graph of the function table at index FN Lua tables, when it is
+ * still pending: its id in the graphs' ids table goes. */
+static void materialize(lua_State *L, int fn, int graphs) {
+  fn = lua_absindex(L, fn);
+  graphs = lua_absindex(L, graphs);
+  const lp_graph *g = lua_touserdata(L, graphs);
+  lua_getiuservalue(L, graphs, 2); /* ids */
+  lua_pushvalue(L, fn);
+  int is = 0;
+  lua_Integer id = lua_rawget(L, -2) == LUA_TNUMBER ? lua_tointegerx(L, -1, &is) : 0;
+  lua_pop(L, 1);
+  if (!is || id < 0 || (uint64_t)id >= g->nfns) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_pushvalue(L, fn);
+  lua_pushnil(L);
+  lua_rawset(L, -3); /* no longer pending */
+  lua_pop(L, 1);
+  const lp_graph_fn *gf = &g->fns[id];
+  if (gf->flow_error != LP_GRAPH_NONE) {
+    lua_pushstring(L, g->strings + gf->flow_error);
+    set_unless_present(L, fn, "flow_error");
+  }
+  if (!gf->graph) return;
+  int keys = lua_gettop(L) + 1;
+  push_keys(L);
+  push_blocks(L, keys, g, gf);
+  set_unless_present(L, fn, "blocks");
+  push_edges(L, keys, g, gf);
+  set_unless_present(L, fn, "edges");
+  if (gf->calls) {
+    push_calls(L, keys, g, gf);
+    set_unless_present(L, fn, "calls");
+  }
+  lua_settop(L, keys - 1);
+}
+
+/* __index(f, key) for f's graph fields: the graphs are upvalue 1. */
+static int fn_index(lua_State *L) {
+  const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+  if (strcmp(key, "blocks") && strcmp(key, "edges") && strcmp(key, "calls") && strcmp(key, "flow_error")) return 0;
+  materialize(L, 1, lua_upvalueindex(1));
+  lua_pushvalue(L, 2);
+  lua_rawget(L, 1);
+  return 1;
+}
+
+static int fn_next(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 2);
+  if (lua_next(L, 1)) return 2;
+  lua_pushnil(L);
+  return 1;
+}
+
+/* __pairs(f): the graph made tables first, then a raw next. */
+static int fn_pairs(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  materialize(L, 1, lua_upvalueindex(1));
+  lua_pushcfunction(L, fn_next);
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
+void lp_graph_attach(lua_State *L, int fn, int graphs, uint32_t id) {
+  fn = lua_absindex(L, fn);
+  graphs = lua_absindex(L, graphs);
+  if (lua_getiuservalue(L, graphs, 1) != LUA_TTABLE) { /* the functions' metatable, made once */
+    lua_pop(L, 1);
+    lua_createtable(L, 0, 3);
+    lua_pushvalue(L, graphs);
+    lua_pushcclosure(L, fn_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pushvalue(L, graphs);
+    lua_pushcclosure(L, fn_pairs, 1);
+    lua_setfield(L, -2, "__pairs");
+    lua_pushvalue(L, graphs);
+    lua_setfield(L, -2, "__graphs"); /* for lp_graph_pending */
+    lua_pushvalue(L, -1);
+    lua_setiuservalue(L, graphs, 1);
+    lua_newtable(L);
+    lua_setiuservalue(L, graphs, 2);
+  }
+  lua_setmetatable(L, fn);
+  lua_getiuservalue(L, graphs, 2);
+  lua_pushvalue(L, fn);
+  lua_pushinteger(L, id);
+  lua_rawset(L, -3);
+  lua_pop(L, 1);
+}
+
+const lp_graph_fn *lp_graph_pending(lua_State *L, int fn, const lp_graph **out) {
+  fn = lua_absindex(L, fn);
+  const lp_graph_fn *gf = NULL;
+  int top = lua_gettop(L);
+  if (lua_getmetatable(L, fn) && lua_getfield(L, -1, "__graphs") == LUA_TUSERDATA) {
+    const lp_graph *g = luaL_testudata(L, -1, GRAPHS_NAME);
+    lua_getiuservalue(L, -1, 2); /* ids */
+    lua_pushvalue(L, fn);
+    int is = 0;
+    lua_Integer id = lua_rawget(L, -2) == LUA_TNUMBER ? lua_tointegerx(L, -1, &is) : 0;
+    lua_pushliteral(L, "blocks");
+    bool untouched = lua_rawget(L, fn) == LUA_TNIL;
+    lua_pushliteral(L, "edges");
+    untouched &= lua_rawget(L, fn) == LUA_TNIL;
+    if (g && is && untouched && id >= 0 && (uint64_t)id < g->nfns) {
+      gf = &g->fns[id];
+      *out = g;
+    }
+  }
+  lua_settop(L, top);
+  return gf;
+}
+
+/* }=== */

@@ -1,0 +1,81 @@
+/* lp_graph.h — the graphs of a run table's functions (blocks, edges and call
+ * sites with their counts), computed in C when the run table is made and made
+ * Lua tables only when a collector first reads them (lp_graph.c). */
+#ifndef LP_GRAPH_H
+#define LP_GRAPH_H
+
+#include <lua.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "counters.h"
+
+#define LP_GRAPH_NONE UINT32_MAX
+
+typedef struct lp_graph_block {
+  uint64_t addr;      /* link-time */
+  uint32_t size, ninsns;
+  uint64_t count;     /* when the function's block_counts */
+} lp_graph_block;
+
+typedef struct lp_graph_edge {
+  uint64_t branch, target;
+  uint64_t count;     /* when the function's edge_counts */
+  uint64_t measured;  /* its own counter's value, when measured */
+  uint32_t from, to;  /* 0-based blocks; to LP_GRAPH_NONE: out of the function */
+  uint8_t kind;       /* reloc_edge_kind */
+  bool measured_known;
+} lp_graph_edge;
+
+typedef struct lp_graph_call {
+  uint64_t site, target, count;
+  uint32_t callee;    /* offset of its name in the graph's strings, or LP_GRAPH_NONE */
+} lp_graph_call;
+
+/* One function's graph: ranges of the arrays of its lp_graph. */
+typedef struct lp_graph_fn {
+  uint32_t first_block, nblocks;
+  uint32_t first_edge, nedges;
+  uint32_t first_call, ncalls;
+  uint32_t flow_error;  /* offset of the message in the strings, or LP_GRAPH_NONE */
+  bool graph;           /* relocated with a graph: blocks and edges exist */
+  bool block_counts, edge_counts;
+  bool calls;           /* the call sites have counts: the list exists */
+} lp_graph_fn;
+
+typedef struct lp_graph {
+  lp_graph_fn *fns;
+  lp_graph_block *blocks;
+  lp_graph_edge *edges;
+  lp_graph_call *calls;
+  char *strings;
+  uint32_t nfns, nblocks, nedges, ncalls, nstrings;
+  uint32_t fns_cap, blocks_cap, edges_cap, calls_cap, strings_cap;
+} lp_graph;
+
+/* Pushes a new, empty set of graphs: a userdata that frees its arrays when
+ * collected. */
+lp_graph *lp_graph_push(lua_State *L);
+
+/* Adds the graph of F from counters file C (counts solved from the arcs by
+ * flow conservation when they ran; calls counted by their probes or by the
+ * blocks they end) as graph number *ID; false when out of memory. */
+bool lp_graph_add(lp_graph *g, const shm_counters *c, const shm_function *f, uint32_t *id);
+
+/* Adds the counts of F, the function of graph ID seen in another process:
+ * lists of equal length are summed element by element where both have
+ * counts; a graph where ID had none is taken whole.  False when out of
+ * memory. */
+bool lp_graph_merge(lp_graph *g, uint32_t id, const shm_counters *c, const shm_function *f);
+
+/* Gives the function table at index FN graph ID of the graphs at index
+ * GRAPHS: f.blocks, f.edges, f.calls and f.flow_error become Lua tables when
+ * first read or when f is iterated with pairs. */
+void lp_graph_attach(lua_State *L, int fn, int graphs, uint32_t id);
+
+/* The graph of the function table at index FN when it is still only in C
+ * (no field of it was read or set, so the collector has not changed it),
+ * with its lp_graph in *G; else NULL. */
+const lp_graph_fn *lp_graph_pending(lua_State *L, int fn, const lp_graph **g);
+
+#endif
