@@ -245,7 +245,7 @@ def probeplan(name, w, pc):
         with open(lst, "w") as f:
             f.write("".join(a + "\n" for a in addrs.get(group, [])))
         r = subprocess.run([pp, w["exe"], lst], capture_output=True, text=True)
-        keys = ("blocks", "edges", "counted", "calls", "saved_cover", "saved_arcs", "saved_count")
+        keys = ("blocks", "edges", "counted", "calls", "saved_cover", "saved_arcs", "saved_count", "cover_probes")
         tot = dict.fromkeys(keys, 0)
         tot["functions"], tot["failed"] = 0, []
         for l in r.stdout.splitlines():

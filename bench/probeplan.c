@@ -7,7 +7,8 @@
  *
  * One line per function: addr name nblocks nedges ncounted ncalls
  *   saved_cover (probes {entry, blocks=cover}) saved_arcs ({entry, arcs}, as -c arcs)
- *   saved_count ({entry, blocks=count}, for comparison)  — or "addr name FAIL message".
+ *   saved_count ({entry, blocks=count}, for comparison) cover_probes (blocks with a cover
+ *   probe of their own under {entry, blocks=cover})  — or "addr name FAIL message".
  * Built by bench/collectors.py: gcc -O2 -Icore -Irelocate ... bench/probeplan.c build/liblazyprobe.a */
 #include <inttypes.h>
 #include <stdio.h>
@@ -80,9 +81,9 @@ int main(int argc, char **argv) {
       }
     }
     if (ok)
-      printf("%" PRIx64 " %s %zu %zu %zu %zu %zu %zu %zu\n", fn->addr, fn->name, info[1].nblocks,
+      printf("%" PRIx64 " %s %zu %zu %zu %zu %zu %zu %zu %zu\n", fn->addr, fn->name, info[1].nblocks,
              info[1].nedges, info[1].ncounted, info[1].ncalls, info[0].nsaved, info[1].nsaved,
-             info[2].nsaved);
+             info[2].nsaved, info[0].ncover_probes);
   }
   core_image_free(&img);
   core_module_close(m);

@@ -173,10 +173,19 @@ static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, 
   uint64_t bias = m->bias;
   const reloc_block *blocks = reloc_blocks(plan);
   shm_block *sb = shm_blocks(c) + r.first_block;
-  for (size_t b = 0; b < info->nblocks; b++)
-    sb[b] = (shm_block){blocks[b].addr - bias, blocks[b].size, blocks[b].ninsns,
-                        block_slots ? r.slot + (uint32_t)(info->block_slot + b) : SHM_NONE,
-                        blocks[b].leaks ? SHM_BLOCK_LEAKS : 0};
+  for (size_t b = 0; b < info->nblocks; b++) {
+    uint32_t slot = block_slots ? r.slot + (uint32_t)(info->block_slot + b) : SHM_NONE;
+    if (blocks[b].cover == RELOC_COVER_ENTRY) slot = r.slot;
+    else if (blocks[b].cover == RELOC_COVER_DOMINATED) slot = SHM_NONE;
+    sb[b] = (shm_block){blocks[b].addr - bias,
+                        blocks[b].size,
+                        blocks[b].ninsns,
+                        slot,
+                        (blocks[b].leaks ? SHM_BLOCK_LEAKS : 0) |
+                            (blocks[b].cover == RELOC_COVER_DOMINATED ? SHM_BLOCK_DOMINATED : 0),
+                        blocks[b].idom,
+                        0};
+  }
   const reloc_edge *edges = reloc_edges(plan);
   shm_edge *se = shm_edges(c) + r.first_edge;
   uint32_t counted = 0;

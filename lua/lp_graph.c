@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reloc.h"
 #include "reloc_flow.h"
 
 #define GRAPHS_NAME "lazyprobe.graphs"
@@ -91,6 +92,22 @@ static uint64_t block_count_at(const lp_graph_block *blocks, const uint32_t *by_
   return at - b->addr < b->size ? b->count : 0;
 }
 
+/* BC[b]: 1 when block b ran, else 0, under block probes "cover": from its
+ * probe, the entry's for block 0 (a count when a collector wants entry
+ * counts), or, for the blocks without a probe, from the blocks they dominate
+ * (relocate/reloc_cover.c). */
+static bool cover(const shm_block *blocks, uint32_t nb, const shm_counters *c, uint64_t *bc) {
+  uint32_t *idom = malloc((nb ? nb : 1) * sizeof *idom);
+  if (!idom) return false;
+  for (uint32_t b = 0; b < nb; b++) {
+    bc[b] = !(blocks[b].flags & SHM_BLOCK_DOMINATED) && shm_slot_value(c, blocks[b].slot) > 0;
+    idom[b] = blocks[b].idom;
+  }
+  bool ok = reloc_cover_solve(idom, nb, bc);
+  free(idom);
+  return ok;
+}
+
 /* Counts of the edges (EC) and blocks (BC) solved from the arcs; false (with
  * the message in the function's flow_error) when they are not consistent. */
 static bool solve(lp_graph *g, lp_graph_fn *out, const shm_counters *c, const shm_function *f, uint64_t *ec,
@@ -137,8 +154,11 @@ static bool compute(lp_graph *g, const shm_counters *c, const shm_function *f, l
   bool failed = !bc || !ec;
   bool have_blocks = false, have_edges = false;
   if (!failed && probes & SHM_PROBE_ARCS) have_edges = have_blocks = solve(g, out, c, f, ec, bc, &failed);
-  if (!failed && (probes & SHM_PROBE_BLOCKS_COUNT || (!have_blocks && probes & SHM_PROBE_BLOCKS_COVER))) {
+  if (!failed && probes & SHM_PROBE_BLOCKS_COUNT) {
     for (uint32_t b = 0; b < nb; b++) bc[b] = shm_slot_value(c, blocks[b].slot);
+    have_blocks = true;
+  } else if (!failed && !have_blocks && probes & SHM_PROBE_BLOCKS_COVER) {
+    failed = !cover(blocks, nb, c, bc);
     have_blocks = true;
   }
   for (uint32_t b = 0; !failed && b < nb; b++)

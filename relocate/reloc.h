@@ -94,7 +94,24 @@ typedef struct reloc_block {
   uint32_t ninsns;
   bool leaks;          /* ends in a call and falls through: a virtual edge to
                           EXIT carries the calls that never return (reloc_flow.h) */
+  uint8_t cover;       /* reloc_cover_kind: how block probes "cover" tell it ran */
+  uint32_t idom;       /* with "cover": its immediate dominator (block 0's own
+                          index, and that of any block the entry does not reach) */
 } reloc_block;
+
+/* How a block is known to have run under block probes "cover" (reloc_cover.c);
+ * every block has a probe of its own under "count". */
+typedef enum reloc_cover_kind {
+  RELOC_COVER_PROBE,     /* its own probe */
+  RELOC_COVER_ENTRY,     /* block 0: the entry's probe */
+  RELOC_COVER_DOMINATED, /* no probe: it ran when a block it dominates ran */
+} reloc_cover_kind;
+
+/* RAN[b] is 1 when the probe that tells block b ran (its own, or the entry's)
+ * did, else 0 (always 0 for RELOC_COVER_DOMINATED); on return every block
+ * that a block that ran is dominated by has 1 too.  IDOM[b] is
+ * reloc_block.idom.  False when out of memory. */
+bool reloc_cover_solve(const uint32_t *idom, size_t nblocks, uint64_t *ran);
 
 #define RELOC_EXIT UINT32_MAX /* edge target: leaves the function */
 
@@ -143,6 +160,7 @@ typedef struct reloc_info {
   size_t block_slot;         /* first slot of each group (meaningful when the */
   size_t edge_slot;          /*   group is asked for): blocks, counted edges, */
   size_t call_slot;          /*   call sites */
+  size_t ncover_probes;      /* blocks with a probe of their own under "cover" */
   size_t nsaved;             /* probes that must save and restore the flags
                                 (adjacent ones share one save) */
   size_t njump_tables;       /* tables found and rewritten into the copy */

@@ -411,6 +411,8 @@ static void fill_info(const reloc_plan *p, bool leaves, reloc_info *info) {
   info->edge_slot = p->edge_slot;
   info->call_slot = p->call_slot;
   info->nsaved = p->nsaved;
+  for (size_t b = 0; p->probes.blocks == RELOC_BLOCKS_COVER && b < p->nblocks; b++)
+    info->ncover_probes += p->blocks[b].cover == RELOC_COVER_PROBE;
   info->njump_tables = p->ntables;
   info->leaves_to_original = leaves;
   info->min_inner_target = UINT64_MAX;
@@ -508,7 +510,7 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
     lp_fail("out of memory");
     goto out;
   }
-  if (reloc_place_probes(p) != LP_OK || measure(p) != LP_OK) goto out;
+  if (reloc_place_probes(p) != LP_OK || reloc_place_cover(p) != LP_OK || measure(p) != LP_OK) goto out;
   st = LP_OK;
   fill_info(p, b.leaves_to_original, info);
   *out = p;

@@ -4,6 +4,7 @@
  *   reloc_cfg.c       blocks, edges and call sites of the decoded function
  *   reloc_liveness.c  flags liveness over the blocks
  *   reloc_probes.c    spanning tree, counter slots, where each probe goes
+ *   reloc_cover.c     which blocks need a cover probe (dominators)
  *   reloc_layout.c    the copy: one code path for measuring and emitting
  */
 #ifndef RELOC_INTERNAL_H
@@ -96,6 +97,9 @@ uint8_t reloc_edge_live(const reloc_plan *p, const reloc_edge *e);
 
 /* reloc_probes.c: spanning tree (edge.counted), slots, probe places. */
 lp_status reloc_place_probes(reloc_plan *p);
+
+/* reloc_cover.c: blocks[].cover and blocks[].idom. */
+lp_status reloc_place_cover(reloc_plan *p);
 
 /* reloc_layout.c: writes the copy (W measures when it has no buffer) and
  * counts the probes that save the flags.  COPY_OFF and COVER_OFF (NULL when

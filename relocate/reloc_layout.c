@@ -204,7 +204,7 @@ static void write_block(layout_ctx *c, size_t b, int64_t *copy_off) {
     else if (pr->entry) x64_put_inc_rip_counter(c->w, c->counters, pr->atomic); /* flags dead at an ABI entry */
   }
   x64_put_label(c->w, L_BLOCK(b));
-  if (pr->blocks != RELOC_BLOCKS_NONE) {
+  if (pr->blocks == RELOC_BLOCKS_COUNT || (pr->blocks == RELOC_BLOCKS_COVER && p->blocks[b].cover == RELOC_COVER_PROBE)) {
     queue(c, p->block_slot + b, pr->blocks == RELOC_BLOCKS_COVER, bd->live_in != 0);
     c->queue[c->nqueued - 1].block = (long)b;
   }

@@ -26,7 +26,7 @@
 #include "lp_status.h"
 
 #define SHM_MAGIC "LZPROBE\x01"
-#define SHM_VERSION 3u
+#define SHM_VERSION 4u
 #define SHM_NONE UINT32_MAX /* no slot, no table entry */
 
 enum shm_end { SHM_RUNNING = 0, SHM_EXITED = 1, SHM_KILLED = 2, SHM_EXECED = 3, SHM_DETACHED = 4 };
@@ -100,15 +100,21 @@ typedef struct shm_function {
 } shm_function;
 
 enum shm_block_flag {
-  SHM_BLOCK_LEAKS = 1u << 0, /* ends in a call that may not return: its virtual
-                                edge to EXIT is on the spanning tree (reloc_block.leaks) */
+  SHM_BLOCK_LEAKS = 1u << 0,     /* ends in a call that may not return: its virtual
+                                    edge to EXIT is on the spanning tree (reloc_block.leaks) */
+  SHM_BLOCK_DOMINATED = 1u << 1, /* block probes "cover" and no probe of its own: it ran
+                                    when a block it dominates ran (relocate/reloc_cover.c) */
 };
 
 typedef struct shm_block {
   uint64_t addr;      /* link-time address of its first instruction */
   uint32_t size, ninsns;
-  uint32_t slot;      /* SHM_NONE without block probes */
+  uint32_t slot;      /* SHM_NONE without block probes and when SHM_BLOCK_DOMINATED;
+                         under "cover", block 0's is the entry's (a count or a mark) */
   uint32_t flags;     /* enum shm_block_flag */
+  uint32_t idom;      /* under "cover": its immediate dominator (its own index for
+                         block 0 and the blocks the entry does not reach) */
+  uint32_t reserved;
 } shm_block;
 
 typedef struct shm_edge {

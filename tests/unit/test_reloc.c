@@ -642,15 +642,14 @@ static void test_blocks_cover(void) {
       0xc3,                         /* c: ret */
   };
   static const uint8_t want[] = {
-      COVER(0x00, 0),                     /* 00: block 0 */
-      0x85, 0xff,                         /* 07: test edi, edi */
-      0x0f, 0x84, 0x0a, 0x00, 0x00, 0x00, /* 09: je block 2 (its probe) */
-      COVER(0x0f, 1),                     /* 0f: block 1 */
-      0x31, 0xc0,                         /* 16: xor eax, eax */
-      0xc3,                               /* 18: ret */
-      COVER(0x19, 2),                     /* 19: block 2 */
-      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 20: mov eax, 1 */
-      0xc3,                               /* 25: ret */
+      0x85, 0xff,                         /* 00: test edi, edi (block 0: no probe, both ways */
+      0x0f, 0x84, 0x0a, 0x00, 0x00, 0x00, /* 02: je block 2     out go to blocks it dominates) */
+      COVER(0x08, 1),                     /* 08: block 1 */
+      0x31, 0xc0,                         /* 0f: xor eax, eax */
+      0xc3,                               /* 11: ret */
+      COVER(0x12, 2),                     /* 12: block 2 */
+      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 19: mov eax, 1 */
+      0xc3,                               /* 1e: ret */
   };
   const char *name = "blocks cover";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -664,10 +663,15 @@ static void test_blocks_cover(void) {
   reloc_function_desc d = desc(&c);
   reloc_plan *p;
   if (reloc_plan_function(&d, &probes, &p, &info) == LP_OK) {
-    const int64_t want_off[3] = {0x00, 0x0f, 0x19};
-    for (size_t b = 0; b < 3; b++)
+    const int64_t want_off[3] = {-1, 0x08, 0x12};
+    const reloc_block *blocks = reloc_blocks(p);
+    for (size_t b = 0; b < 3; b++) {
       CHECK(reloc_cover_probe_offset(p, b) == want_off[b], "block %zu probe at %" PRId64, b,
             reloc_cover_probe_offset(p, b));
+      CHECK(blocks[b].idom == 0, "block %zu: immediate dominator %u", b, blocks[b].idom);
+      CHECK(blocks[b].cover == (b ? RELOC_COVER_PROBE : RELOC_COVER_DOMINATED), "block %zu: cover kind %u", b,
+            blocks[b].cover);
+    }
     CHECK(reloc_cover_probe_offset(p, 3) == -1, "a block that does not exist has a probe");
     reloc_plan_free(p);
   }
@@ -679,21 +683,21 @@ static void test_blocks_cover(void) {
 
   /* the entry marked, not counted: a cover byte on top, removable too */
   static const uint8_t want_entry[] = {
-      COVER(0x00, 0),                     /* 00: entry */
-      COVER(0x07, 1),                     /* 07: block 0 */
-      0x85, 0xff,                         /* 0e: test edi, edi */
-      0x0f, 0x84, 0x0a, 0x00, 0x00, 0x00, /* 10: je block 2 */
-      COVER(0x16, 2),                     /* 16: block 1 */
-      0x31, 0xc0,                         /* 1d: xor eax, eax */
-      0xc3,                               /* 1f: ret */
-      COVER(0x20, 3),                     /* 20: block 2 */
-      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 27: mov eax, 1 */
-      0xc3,                               /* 2c: ret */
+      COVER(0x00, 0),                     /* 00: entry, and so block 0 */
+      0x85, 0xff,                         /* 07: test edi, edi */
+      0x0f, 0x84, 0x0a, 0x00, 0x00, 0x00, /* 09: je block 2 */
+      COVER(0x0f, 2),                     /* 0f: block 1 */
+      0x31, 0xc0,                         /* 16: xor eax, eax */
+      0xc3,                               /* 18: ret */
+      COVER(0x19, 3),                     /* 19: block 2 */
+      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 20: mov eax, 1 */
+      0xc3,                               /* 25: ret */
   };
   reloc_probes marked = {.entry = true, .entry_cover = true, .blocks = RELOC_BLOCKS_COVER};
   expect_case(&c, &marked, want_entry, sizeof want_entry, &info);
   if (reloc_plan_function(&d, &marked, &p, &info) == LP_OK) {
-    CHECK(reloc_entry_probe_offset(p) == 0 && reloc_cover_probe_offset(p, 0) == 0x07,
+    CHECK(reloc_entry_probe_offset(p) == 0 && reloc_cover_probe_offset(p, 0) == -1 &&
+              reloc_blocks(p)[0].cover == RELOC_COVER_ENTRY,
           "entry probe at %" PRId64 ", block 0's at %" PRId64, reloc_entry_probe_offset(p),
           reloc_cover_probe_offset(p, 0));
     reloc_plan_free(p);
