@@ -377,6 +377,28 @@ static int cmp_seq(const void *a, const void *b) {
 
 /* Sorts the sequences, drops the ones outside code, empty or overlapping a
  * kept one, and moves the survivors' rows into OUT. */
+static char *const *sort_paths; /* qsort has no context argument */
+
+static int by_path(const void *a, const void *b) {
+  return strcmp(sort_paths[*(const uint32_t *)a], sort_paths[*(const uint32_t *)b]);
+}
+
+/* file_rank: sorting rows by path compares two integers. */
+static lp_status rank_files(core_lines *l) {
+  uint32_t *order = malloc((l->nfiles ? l->nfiles : 1) * sizeof *order);
+  l->file_rank = malloc((l->nfiles ? l->nfiles : 1) * sizeof *l->file_rank);
+  if (!order || !l->file_rank) {
+    free(order);
+    return lp_fail("out of memory");
+  }
+  for (size_t k = 0; k < l->nfiles; k++) order[k] = (uint32_t)k;
+  sort_paths = l->files;
+  qsort(order, l->nfiles, sizeof *order, by_path);
+  for (size_t k = 0; k < l->nfiles; k++) l->file_rank[order[k]] = (uint32_t)k;
+  free(order);
+  return LP_OK;
+}
+
 static lp_status finish(builder *b, core_lines *out) {
   qsort(b->seqs, b->nseqs, sizeof *b->seqs, cmp_seq);
   size_t nrows = 0, nseqs = 0;
@@ -406,7 +428,7 @@ static lp_status finish(builder *b, core_lines *out) {
   b->files = NULL;
   b->nfiles = 0;
   out->present = out->nrows > 0;
-  return LP_OK;
+  return rank_files(out);
 }
 
 lp_status core_lines_load(const char *elf_path, core_lines *out) {
@@ -529,6 +551,7 @@ void core_lines_free(core_lines *l) {
   if (!l) return;
   for (size_t i = 0; i < l->nfiles; i++) free(l->files[i]);
   free(l->files);
+  free(l->file_rank);
   free(l->rows);
   free(l->seqs);
   memset(l, 0, sizeof *l);

@@ -37,6 +37,7 @@ typedef struct core_lines {
                       comp_dir + include dir + name, absolute unless the DWARF's
                       comp_dir is relative (Debian's packages map it to ".") */
   size_t nfiles;
+  uint32_t *file_rank; /* file k's position among the paths in strcmp order */
   bool present;    /* the module (or its debug file) has line rows */
   core_line_seq *seqs; /* private: sorted, disjoint */
   size_t nseqs;

@@ -229,18 +229,18 @@ static void put(line_set *s, const core_line *row, lua_Integer count) {
   s->v[s->n++] = (line_count){row->file, row->line, count};
 }
 
-static char *const *sort_files; /* qsort and bsearch have no context argument */
+static const uint32_t *sort_ranks; /* qsort and bsearch have no context argument */
 
 static int by_file_line(const void *a, const void *b) {
   const line_count *x = a, *y = b;
-  if (x->file != y->file) return strcmp(sort_files[x->file], sort_files[y->file]);
+  if (x->file != y->file) return sort_ranks[x->file] < sort_ranks[y->file] ? -1 : 1; /* by path */
   return (x->line > y->line) - (x->line < y->line);
 }
 
 /* Sorts by file path and line and keeps the largest count of each. */
 static void keep_max(line_set *s, const core_lines *lines) {
+  sort_ranks = lines->file_rank; /* bsearch by_file_line after it too */
   if (s->n == 0) return;
-  sort_files = lines->files;
   qsort(s->v, s->n, sizeof *s->v, by_file_line);
   size_t out = 0;
   for (size_t k = 1; k < s->n; k++) {
