@@ -284,7 +284,8 @@ static void set_int(lua_State *L, int keys, enum graph_key key, lua_Integer v) {
 
 /* f[NAME] = the value on top, unless the collector set f[NAME] already. */
 static void set_unless_present(lua_State *L, int fn, const char *name) {
-  if (lua_getfield(L, fn, name) == LUA_TNIL) { /* __index: the graph is no longer pending here */
+  lua_pushstring(L, name);
+  if (lua_rawget(L, fn) == LUA_TNIL) {
     lua_pop(L, 1);
     lua_setfield(L, fn, name);
   } else {
