@@ -406,6 +406,19 @@ def probe_report(names, info):
                     100.0 * x["counted"] / max(1, x["edges"]), x["calls"], x["coverage_probes"],
                     x["arcs_probes"], x["arcs_probes_all_edges"]))
     print()
+    print("Counter increments of `-c arcs` at run time (same run; bench/probecount.lua): the edges executed, the "
+          "increments (entries + the counted edges' counts) and the increments a spanning tree chosen on the "
+          "run's own counts would make (with the same virtual edges):")
+    print()
+    print("| workload | executed edges | increments | increments, tree from the counts | ratio |")
+    print("|---" * 5 + "|")
+    for name in names:
+        x = info.get(name, {}).get("probecount", {}).get("ran")
+        if x and "increments" in x:
+            print("| %s | %.1f M | %.1f M | %.1f M | %.2f |" % (
+                name, x["executed_edges"] / 1e6, x["increments"] / 1e6, x["increments_bound"] / 1e6,
+                x["increments"] / max(1, x["increments_bound"])))
+    print()
     for name in names:
         pc = info.get(name, {}).get("probecount", {})
         for k in ("native", "trapped", "flow_errors", "partial"):

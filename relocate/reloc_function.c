@@ -510,7 +510,11 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
     lp_fail("out of memory");
     goto out;
   }
-  if (reloc_place_probes(p) != LP_OK || reloc_place_cover(p) != LP_OK || measure(p) != LP_OK) goto out;
+  reloc_dom dom = {0}; /* for the arcs' estimate and the cover probes */
+  if ((p->probes.arcs || p->probes.blocks == RELOC_BLOCKS_COVER) && reloc_dom_build(p, &dom) != LP_OK) goto out;
+  bool placed = reloc_place_probes(p, &dom) == LP_OK && reloc_place_cover(p, &dom) == LP_OK;
+  reloc_dom_free(&dom);
+  if (!placed || measure(p) != LP_OK) goto out;
   st = LP_OK;
   fill_info(p, b.leaves_to_original, info);
   *out = p;

@@ -19,6 +19,7 @@
 
 #include "reloc.h"
 #include "reloc_flow.h"
+#include "reloc_internal.h" /* reloc_dom: loops, below */
 #include "unit.h"
 #include "x64_decode.h"
 #include "x64_writer.h"
@@ -774,10 +775,13 @@ static void test_blocks_count_liveness(void) {
   CHECK(info.nsaved == 1, "%zu saved", info.nsaved);
 }
 
-/* Arcs: the spanning tree keeps the fall-through into block 2, where the
- * flags are live (its probe would need rax saved), and the other
- * fall-through; the edges off it are two taken branches (stubs) and the
- * return (before the ret): no probe saves the flags. */
+/* Arcs: the tree takes the edges estimated hottest first.  The loop of blocks
+ * 1 and 2 is estimated to run 4 times a call, mostly by its fall-through into
+ * block 2, whose probe would also need the flags saved: the heaviest edge, on
+ * the tree.  The back edge 2->1 then closes a cycle: counted, in a stub.  The
+ * return and the entry edge come next (on the tree), and the loop's two ways
+ * out to block 3 are counted: the fall 2->3 before the ret, the js 1->3 in a
+ * stub.  No probe saves the flags. */
 static void test_edges_fall_taken_return(void) {
   static const uint8_t in[] = {
       0x31, 0xc0, /* 0: xor eax, eax   block 0 */
@@ -791,11 +795,11 @@ static void test_edges_fall_taken_return(void) {
       0xff, 0xcf,                         /* 02: dec edi */
       0x0f, 0x88, 0x0e, 0x00, 0x00, 0x00, /* 04: js stub 1->3 */
       0x0f, 0x85, 0x14, 0x00, 0x00, 0x00, /* 0a: jne stub 2->1 */
-      INC(0x10, 2),                       /* 10: edge 3->exit, before the ret */
-      0xc3,                               /* 17: ret */
+      INC(0x10, 1),                       /* 10: edge 2->3 (the fall) */
+      0xc3,                               /* 17: ret, block 3 */
       INC(0x18, 0),                       /* 18: stub of edge 1->3 (taken) */
-      0xe9, 0xec, 0xff, 0xff, 0xff,       /* 1f: jmp block 3 */
-      INC(0x24, 1),                       /* 24: stub of edge 2->1 (the back edge) */
+      0xe9, 0xf3, 0xff, 0xff, 0xff,       /* 1f: jmp block 3 */
+      INC(0x24, 2),                       /* 24: stub of edge 2->1 (the back edge) */
       0xe9, 0xd2, 0xff, 0xff, 0xff,       /* 2b: jmp block 1 */
   };
   const char *name = "edges: fall, taken, return";
@@ -811,9 +815,9 @@ static void test_edges_fall_taken_return(void) {
         {0, 1, RELOC_EDGE_FALL, false, SRC + 0, SRC + 2},
         {1, 2, RELOC_EDGE_FALL, false, SRC + 4, SRC + 6},
         {1, 3, RELOC_EDGE_TAKEN, true, SRC + 4, SRC + 8},
-        {2, 3, RELOC_EDGE_FALL, false, SRC + 6, SRC + 8},
+        {2, 3, RELOC_EDGE_FALL, true, SRC + 6, SRC + 8},
         {2, 1, RELOC_EDGE_TAKEN, true, SRC + 6, SRC + 2},
-        {3, RELOC_EXIT, RELOC_EDGE_RETURN, true, SRC + 8, 0},
+        {3, RELOC_EXIT, RELOC_EDGE_RETURN, false, SRC + 8, 0},
     };
     const reloc_edge *got = reloc_edges(p);
     for (size_t k = 0; k < 6 && k < info.nedges; k++)
@@ -823,6 +827,48 @@ static void test_edges_fall_taken_return(void) {
             got[k].to, got[k].kind, got[k].counted, got[k].branch, got[k].target);
     const reloc_block *b = reloc_blocks(p);
     CHECK(b[1].addr == SRC + 2 && b[1].size == 4 && b[1].ninsns == 2 && b[3].addr == SRC + 8, "blocks");
+  }
+  reloc_plan_free(p);
+  free(out);
+}
+
+/* Loops (reloc_dom.c): two nested loops, the inner one of two blocks;
+ * depths, innermost heads, the outer loop of the inner head, membership and
+ * dominators. */
+static void test_loops(void) {
+  static const uint8_t in[] = {
+      0x31, 0xc0, /* 00: xor eax, eax  block 0 */
+      0x89, 0xf9, /* 02: mov ecx, edi  block 1: the outer loop's head */
+      0xff, 0xc0, /* 04: inc eax       block 2: the inner loop's head */
+      0xff, 0xc9, /* 06: dec ecx */
+      0x74, 0x02, /* 08: je 0c         (leaves the inner loop) */
+      0xeb, 0xf8, /* 0a: jmp 04        block 3 */
+      0xff, 0xcf, /* 0c: dec edi       block 4 */
+      0x75, 0xf2, /* 0e: jne 02 */
+      0xc3,       /* 10: ret           block 5 */
+  };
+  const char *name = "loops";
+  fn_case c = CASE(name, in, sizeof in, 0);
+  reloc_probes probes = {.arcs = true};
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, &probes, DEST, NULL, 0, &info, &out);
+  reloc_dom d;
+  if (p && info.nblocks == 6 && reloc_dom_build(p, &d) == LP_OK) {
+    const uint32_t none = RELOC_DOM_UNDEFINED;
+    const uint32_t depth[] = {0, 1, 2, 2, 1, 0}, head[] = {none, 1, 2, 2, 1, none};
+    for (uint32_t b = 0; b < 6; b++)
+      CHECK(d.depth[b] == depth[b] && d.head[b] == head[b], "block %u: depth %u head %u", b, d.depth[b],
+            d.head[b]);
+    CHECK(d.outer[2] == 1 && d.outer[1] == none, "outer loops %u %u", d.outer[2], d.outer[1]);
+    CHECK(reloc_dom_in_loop(&d, 3, 1) && reloc_dom_in_loop(&d, 3, 2) && !reloc_dom_in_loop(&d, 4, 2) &&
+              reloc_dom_in_loop(&d, 4, 1) && !reloc_dom_in_loop(&d, 5, 1),
+          "loop membership");
+    CHECK(d.idom[2] == 1 && d.idom[3] == 2 && d.idom[4] == 2 && d.idom[5] == 4, "dominators %u %u %u %u",
+          d.idom[2], d.idom[3], d.idom[4], d.idom[5]);
+    reloc_dom_free(&d);
+  } else {
+    CHECK(0, "%zu blocks", p ? info.nblocks : 0);
   }
   reloc_plan_free(p);
   free(out);
@@ -1032,7 +1078,9 @@ static void test_noreturn_edges(void) {
 
 /* A jump table with arcs: of the counted table edges, the one that is its
  * target's only way in is counted at the target, the other (block 4 is also
- * reached by falling from block 3) in a stub its entry points at. */
+ * reached by falling from block 3) in a stub its entry points at.  The range
+ * check's ja is estimated cold (past it the switch dispatches): counted, in a
+ * stub since block 5 is also reached by falling from block 4. */
 static void test_edges_table(void) {
   static const uint8_t in[] = {
       0x83, 0xff, 0x02,                               /* 00: cmp edi, 2 */
@@ -1051,23 +1099,24 @@ static void test_edges_table(void) {
   };
   static const uint8_t want[] = {
       0x83, 0xff, 0x02,                               /* 00: cmp edi, 2 */
-      0x0f, 0x87, 0x21, 0x00, 0x00, 0x00,             /* 03: ja block 5 (2a) */
+      0x0f, 0x87, 0x22, 0x00, 0x00, 0x00,             /* 03: ja stub 0->5 (2b) */
       0x89, 0xff,                                     /* 09: mov edi, edi */
-      0xff, 0x24, 0xfd, 0x40, 0x00, 0x40, 0x10,       /* 0b: jmp [rdi*8+DEST+0x40] */
+      0xff, 0x24, 0xfd, 0x48, 0x00, 0x40, 0x10,       /* 0b: jmp [rdi*8+DEST+0x48] */
       0xb8, 0x01, 0x00, 0x00, 0x00,                   /* 12: mov eax, 1    block 2 */
-      INC(0x17, 2),                                   /* 17: edge 2->exit, before the ret */
+      INC(0x17, 3),                                   /* 17: edge 2->exit, before the ret */
       0xc3,                                           /* 1e: ret */
-      INC(0x1f, 0),                                   /* 1f: block 3: table edge 1->3, its only way in */
+      INC(0x1f, 1),                                   /* 1f: block 3: table edge 1->3, its only way in */
       0x31, 0xc0,                                     /* 26: xor eax, eax */
       0xff, 0xc0,                                     /* 28: inc eax       block 4 */
-      INC(0x2a, 3),                                   /* 2a: block 5: edge 5->exit */
-      0xc3,                                           /* 31: ret */
-      INC(0x32, 1),                                   /* 32: stub of table edge 1->4 */
-      0xe9, 0xea, 0xff, 0xff, 0xff,                   /* 39: jmp block 4 */
-      0xcc, 0xcc,                                     /* 3e: align 8 */
-      0x12, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 40: DEST+0x12 (edge on the tree) */
-      0x1f, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 48: DEST+0x1f (block 3, probe first) */
-      0x32, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 50: DEST+0x32 (stub) */
+      0xc3,                                           /* 2a: ret           block 5 */
+      INC(0x2b, 0),                                   /* 2b: stub of edge 0->5 (the ja) */
+      0xe9, 0xf3, 0xff, 0xff, 0xff,                   /* 32: jmp block 5 */
+      INC(0x37, 2),                                   /* 37: stub of table edge 1->4 */
+      0xe9, 0xe5, 0xff, 0xff, 0xff,                   /* 3e: jmp block 4 */
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc,                   /* 43: align 8 */
+      0x12, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 48: DEST+0x12 (edge on the tree) */
+      0x1f, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 50: DEST+0x1f (block 3, probe first) */
+      0x37, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 58: DEST+0x37 (stub) */
   };
   const char *name = "edges: table";
   fn_case c = CASE(name, in, 0x19, 0);
@@ -2045,6 +2094,7 @@ int main(void) {
   test_edges_fall_taken_return();
   test_edges_counted_live();
   test_edges_counted_at_target();
+  test_loops();
   test_shared_save();
   test_tail_liveness();
   test_call_sites();
