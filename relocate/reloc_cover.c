@@ -30,34 +30,27 @@ lp_status reloc_place_cover(reloc_plan *p, const reloc_dom *d) {
     p->blocks[b].idom = (uint32_t)b;
     p->blocks[b].cover = RELOC_COVER_PROBE;
   }
-  if (p->probes.blocks != RELOC_BLOCKS_COVER || nb == 0)
-    return LP_OK;
+  if (p->probes.blocks != RELOC_BLOCKS_COVER || nb == 0) return LP_OK;
   for (size_t k = 0; k < d->nreached; k++) {
     uint32_t b = d->rpo[k];
     const reloc_bdata *bd = &p->bdata[b];
     bool needs = p->blocks[b].leaks || bd->nout == 0;
-    for (size_t e = bd->first_edge; !needs && e < bd->first_edge + bd->nout;
-         e++) {
+    for (size_t e = bd->first_edge; !needs && e < bd->first_edge + bd->nout; e++) {
       uint32_t to = p->edges[e].to;
       needs = to == RELOC_EXIT || !reloc_dom_strictly(d, b, to);
     }
     p->blocks[b].idom = d->idom[b];
-    if (b == 0 && p->probes.entry)
-      p->blocks[b].cover = RELOC_COVER_ENTRY;
-    else if (!needs)
-      p->blocks[b].cover = RELOC_COVER_DOMINATED;
+    if (b == 0 && p->probes.entry) p->blocks[b].cover = RELOC_COVER_ENTRY;
+    else if (!needs) p->blocks[b].cover = RELOC_COVER_DOMINATED;
   }
   return LP_OK;
 }
 
 bool reloc_cover_solve(const uint32_t *idom, size_t nb, uint64_t *ran) {
-  bool *marked =
-      calloc(nb ? nb : 1, sizeof *marked); /* its dominators are set */
-  if (!marked)
-    return false;
+  bool *marked = calloc(nb ? nb : 1, sizeof *marked); /* its dominators are set */
+  if (!marked) return false;
   for (size_t b = 0; b < nb; b++) {
-    if (!ran[b])
-      continue;
+    if (!ran[b]) continue;
     for (size_t a = b; idom[a] < nb && idom[a] != a && !marked[idom[a]];) {
       a = idom[a];
       marked[a] = true;

@@ -3,7 +3,7 @@
  *   reloc_function.c  decoding, jump tables, the public entry points
  *   reloc_cfg.c       blocks, edges and call sites of the decoded function
  *   reloc_liveness.c  flags liveness over the blocks
- *   reloc_dom.c       dominator tree and loop depths
+ *   reloc_dom.c       dominator tree and loops
  *   reloc_probes.c    spanning tree, counter slots, where each probe goes
  *   reloc_cover.c     which blocks need a cover probe (dominators)
  *   reloc_layout.c    the copy: one code path for measuring and emitting
@@ -96,14 +96,13 @@ lp_status reloc_build_cfg(reloc_plan *p);
 void reloc_flags_liveness(reloc_plan *p);
 uint8_t reloc_edge_live(const reloc_plan *p, const reloc_edge *e);
 
-/* reloc_dom.c: the dominator tree and loop depths of the blocks. */
+/* reloc_dom.c: the dominator tree and the natural loops of the blocks. */
 #define RELOC_DOM_UNDEFINED UINT32_MAX
 typedef struct reloc_dom {
   size_t nreached;  /* blocks reached from block 0 */
   uint32_t *rpo;    /* those, in reverse postorder */
   uint32_t *idom;   /* immediate dominator (block 0's is 0), RELOC_DOM_UNDEFINED: not reached */
   uint32_t *pre, *last; /* preorder interval in the dominator tree */
-  uint32_t *depth;  /* how many natural loops hold the block */
   uint32_t *head;   /* the head of the innermost loop holding it, or RELOC_DOM_UNDEFINED */
   uint32_t *outer;  /* of a head: the head of the loop around its loop, or RELOC_DOM_UNDEFINED */
   uint32_t *mem;

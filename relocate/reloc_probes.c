@@ -17,12 +17,12 @@
  * uninstrumented). */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "reloc_internal.h"
 
 static size_t find(size_t *up, size_t v) {
-  while (up[v] != v)
-    v = up[v] = up[up[v]];
+  while (up[v] != v) v = up[v] = up[up[v]];
   return v;
 }
 
@@ -30,36 +30,28 @@ static size_t find(size_t *up, size_t v) {
 static reloc_place place_of(const reloc_plan *p, const reloc_edge *e) {
   const reloc_bdata *bd = &p->bdata[e->from];
   const reloc_insn *last = &p->insns[p->order[bd->first + bd->count - 1]];
-  if (e->kind == RELOC_EDGE_FALL)
-    return PLACE_AFTER_LAST;
-  if (e->kind == RELOC_EDGE_ESCAPE && reloc_falls_through(last) &&
-      !last->noreturn)
-    return PLACE_AFTER_LAST; /* fell off the known body: before the jmp back */
-  if (bd->nout == 1)
-    return PLACE_BEFORE_LAST; /* ret, jmp, indirect jmp, stop, noreturn call */
+  if (e->kind == RELOC_EDGE_FALL) return PLACE_AFTER_LAST;
+  if (e->kind == RELOC_EDGE_ESCAPE && reloc_falls_through(last) && !last->noreturn)
+    return PLACE_AFTER_LAST;                   /* fell off the known body: before the jmp back */
+  if (bd->nout == 1) return PLACE_BEFORE_LAST; /* ret, jmp, indirect jmp, stop, noreturn call */
   if (e->to != RELOC_EXIT && e->to != 0 && p->bdata[e->to].npreds == 1)
-    return PLACE_AT_TARGET; /* the only way in (block 0 has the entry as well)
-                             */
+    return PLACE_AT_TARGET; /* the only way in (block 0 has the entry as well) */
   return PLACE_STUB;
 }
 
 /* The flags are live where the probe of E would go: it could not be a plain
  * inc (reloc_layout.c counts through rax saved on the stack there). */
 static bool live_at_probe(const reloc_plan *p, const reloc_edge *e) {
-  if (place_of(p, e) == PLACE_BEFORE_LAST)
-    return p->bdata[e->from].live_last != 0;
+  if (place_of(p, e) == PLACE_BEFORE_LAST) return p->bdata[e->from].live_last != 0;
   return reloc_edge_live(p, e) != 0;
 }
 
 /* Between edges of equal estimates: the flags live first, then back edges,
  * fall-throughs, other branches, and returns and escapes last. */
 static int kind_weight(const reloc_plan *p, const reloc_edge *e) {
-  if (live_at_probe(p, e))
-    return 4;
-  if (e->kind == RELOC_EDGE_RETURN || e->kind == RELOC_EDGE_ESCAPE)
-    return 0;
-  if (p->blocks[e->to].addr <= p->blocks[e->from].addr)
-    return 3; /* back edge */
+  if (live_at_probe(p, e)) return 4;
+  if (e->kind == RELOC_EDGE_RETURN || e->kind == RELOC_EDGE_ESCAPE) return 0;
+  if (p->blocks[e->to].addr <= p->blocks[e->from].addr) return 3; /* back edge */
   return e->kind == RELOC_EDGE_FALL ? 2 : 1;
 }
 
@@ -92,49 +84,33 @@ static bool dispatches(const reloc_plan *p, uint32_t b) {
   return p->insns[p->order[bd->first + bd->count - 1]].table_jmp >= 0;
 }
 
-static double way_weight(const reloc_plan *p, const reloc_dom *d,
-                         const reloc_edge *e) {
-  if (e->to == RELOC_EXIT)
-    return 1;
-  if (only_noreturn(p, e->to))
-    return COLD;
-  if (dispatches(p, e->to))
-    return 1 / COLD;
+static double way_weight(const reloc_plan *p, const reloc_dom *d, const reloc_edge *e) {
+  if (e->to == RELOC_EXIT) return 1;
+  if (only_noreturn(p, e->to)) return COLD;
+  if (dispatches(p, e->to)) return 1 / COLD;
   uint32_t h = d->head[e->from];
-  double w = h == RELOC_DOM_UNDEFINED || reloc_dom_in_loop(d, e->to, h)
-                 ? STAY_IN_LOOP
-                 : 1;
-  if (e->kind == RELOC_EDGE_FALL)
-    w *= FALL;
-  if (p->blocks[e->to].leaks)
-    w *= CALL;
+  double w = h == RELOC_DOM_UNDEFINED || reloc_dom_in_loop(d, e->to, h) ? STAY_IN_LOOP : 1;
+  if (e->kind == RELOC_EDGE_FALL) w *= FALL;
+  if (p->blocks[e->to].leaks) w *= CALL;
   return w;
 }
 
 /* FREQ[e]: the estimated executions of edge E per call (0 for the blocks
  * the entry does not reach); BFREQ (nblocks) is work space. */
-static void estimate_edges(const reloc_plan *p, const reloc_dom *d,
-                           double *bfreq, double *freq) {
-  for (size_t e = 0; e < p->nedges; e++)
-    freq[e] = 0;
-  for (size_t b = 0; b < p->nblocks; b++)
-    bfreq[b] = 0;
-  if (p->nblocks)
-    bfreq[0] = 1;
+static void estimate_edges(const reloc_plan *p, const reloc_dom *d, double *bfreq, double *freq) {
+  for (size_t e = 0; e < p->nedges; e++) freq[e] = 0;
+  for (size_t b = 0; b < p->nblocks; b++) bfreq[b] = 0;
+  if (p->nblocks) bfreq[0] = 1;
   for (size_t k = 0; k < d->nreached; k++) {
     uint32_t b = d->rpo[k];
     const reloc_bdata *bd = &p->bdata[b];
-    if (d->head[b] == b)
-      bfreq[b] *= LOOP_TRIPS;
+    if (d->head[b] == b) bfreq[b] *= LOOP_TRIPS;
     double total = 0;
-    for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++)
-      total += way_weight(p, d, &p->edges[e]);
+    for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++) total += way_weight(p, d, &p->edges[e]);
     for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++) {
       const reloc_edge *ed = &p->edges[e];
       freq[e] = bfreq[b] * way_weight(p, d, ed) / total;
-      if (ed->to != RELOC_EXIT && ed->to != b &&
-          !reloc_dom_strictly(d, ed->to, b))
-        bfreq[ed->to] += freq[e];
+      if (ed->to != RELOC_EXIT && ed->to != b && !reloc_dom_strictly(d, ed->to, b)) bfreq[ed->to] += freq[e];
     }
   }
 }
@@ -142,10 +118,8 @@ static void estimate_edges(const reloc_plan *p, const reloc_dom *d,
 /* What a probe costs on E, in plain incs: flags saved, or a stub's jumps. */
 static double probe_cost(const reloc_plan *p, const reloc_edge *e) {
   double c = 1;
-  if (live_at_probe(p, e))
-    c += 2;
-  if (place_of(p, e) == PLACE_STUB)
-    c += 1;
+  if (live_at_probe(p, e)) c += 2;
+  if (place_of(p, e) == PLACE_STUB) c += 1;
   return c;
 }
 
@@ -157,16 +131,13 @@ typedef struct weighted {
 
 static int heavier_first(const void *a, const void *b) {
   const weighted *x = a, *y = b;
-  if (x->w != y->w)
-    return x->w < y->w ? 1 : -1;
-  if (x->kind != y->kind)
-    return y->kind - x->kind;
+  if (x->w != y->w) return x->w < y->w ? 1 : -1;
+  if (x->kind != y->kind) return y->kind - x->kind;
   return x->e < y->e ? -1 : x->e > y->e;
 }
 
 /* Marks in OFF_TREE the edges off the tree. */
-static lp_status spanning_tree(reloc_plan *p, const reloc_dom *d,
-                               bool *off_tree) {
+static lp_status spanning_tree(reloc_plan *p, const reloc_dom *d, bool *off_tree) {
   size_t exit = p->nblocks;
   size_t *up = malloc((p->nblocks + 1) * sizeof *up);
   weighted *w = malloc((p->nedges ? p->nedges : 1) * sizeof *w);
@@ -177,32 +148,25 @@ static lp_status spanning_tree(reloc_plan *p, const reloc_dom *d,
     free(freq);
     return lp_fail("out of memory");
   }
-  for (size_t v = 0; v <= p->nblocks; v++)
-    up[v] = v;
-  for (size_t b = 0; b < p->nblocks;
-       b++) /* the leaks of calls that may not return */
+  for (size_t v = 0; v <= p->nblocks; v++) up[v] = v;
+  for (size_t b = 0; b < p->nblocks; b++) /* the leaks of calls that may not return */
     if (p->blocks[b].leaks) {
       size_t a = find(up, b), x = find(up, exit);
-      if (a != x)
-        up[a] = x;
+      if (a != x) up[a] = x;
     }
-  if (find(up, exit) != find(up, 0))
-    up[find(up, exit)] = find(up, 0); /* the virtual edge */
+  if (find(up, exit) != find(up, 0)) up[find(up, exit)] = find(up, 0); /* the virtual edge */
+  /* the edges by estimated cost, heaviest first (without arcs no probe goes on
+   * them: any tree tells ncounted) */
   if (p->probes.arcs) estimate_edges(p, d, freq + p->nedges, freq);
-  else
-    for (size_t e = 0; e < p->nedges; e++) freq[e] = 0; /* no probes: any tree tells ncounted */
-  for (size_t e = 0; e < p->nedges;
-       e++) /* the edges by estimated cost, heaviest first */
-    w[e] = (weighted){freq[e] * probe_cost(p, &p->edges[e]),
-                      kind_weight(p, &p->edges[e]), e};
+  else memset(freq, 0, p->nedges * sizeof *freq);
+  for (size_t e = 0; e < p->nedges; e++)
+    w[e] = (weighted){freq[e] * probe_cost(p, &p->edges[e]), kind_weight(p, &p->edges[e]), e};
   qsort(w, p->nedges, sizeof *w, heavier_first);
   for (size_t k = 0; k < p->nedges; k++) {
     const reloc_edge *e = &p->edges[w[k].e];
-    size_t a = find(up, e->from),
-           b = find(up, e->to == RELOC_EXIT ? exit : e->to);
+    size_t a = find(up, e->from), b = find(up, e->to == RELOC_EXIT ? exit : e->to);
     off_tree[w[k].e] = a == b; /* self-loops and cycle closers are counted */
-    if (a != b)
-      up[a] = b;
+    if (a != b) up[a] = b;
   }
   free(up);
   free(w);
@@ -224,13 +188,11 @@ lp_status reloc_place_probes(reloc_plan *p, const reloc_dom *d) {
   }
   size_t slot = pr->entry ? 1 : 0;
   p->block_slot = slot;
-  if (pr->blocks != RELOC_BLOCKS_NONE)
-    slot += p->nblocks;
+  if (pr->blocks != RELOC_BLOCKS_NONE) slot += p->nblocks;
   p->edge_slot = slot;
   for (size_t e = 0; e < p->nedges; e++) {
     p->ncounted += off[e];
-    if (!off[e] || !pr->arcs)
-      continue;
+    if (!off[e] || !pr->arcs) continue;
     reloc_edge *ed = &p->edges[e];
     reloc_place place = place_of(p, ed);
     ed->counted = true;
@@ -240,8 +202,7 @@ lp_status reloc_place_probes(reloc_plan *p, const reloc_dom *d) {
   }
   free(off);
   p->call_slot = slot;
-  if (pr->calls)
-    slot += p->ncalls;
+  if (pr->calls) slot += p->ncalls;
   p->ncounters = slot;
   return LP_OK;
 }

@@ -833,8 +833,7 @@ static void test_edges_fall_taken_return(void) {
 }
 
 /* Loops (reloc_dom.c): two nested loops, the inner one of two blocks;
- * depths, innermost heads, the outer loop of the inner head, membership and
- * dominators. */
+ * innermost heads, the loops around each block, membership and dominators. */
 static void test_loops(void) {
   static const uint8_t in[] = {
       0x31, 0xc0, /* 00: xor eax, eax  block 0 */
@@ -857,9 +856,11 @@ static void test_loops(void) {
   if (p && info.nblocks == 6 && reloc_dom_build(p, &d) == LP_OK) {
     const uint32_t none = RELOC_DOM_UNDEFINED;
     const uint32_t depth[] = {0, 1, 2, 2, 1, 0}, head[] = {none, 1, 2, 2, 1, none};
-    for (uint32_t b = 0; b < 6; b++)
-      CHECK(d.depth[b] == depth[b] && d.head[b] == head[b], "block %u: depth %u head %u", b, d.depth[b],
-            d.head[b]);
+    for (uint32_t b = 0; b < 6; b++) {
+      uint32_t n = 0; /* the loops around b */
+      for (uint32_t l = d.head[b]; l != none && n < 6; l = d.outer[l]) n++;
+      CHECK(n == depth[b] && d.head[b] == head[b], "block %u: depth %u head %u", b, n, d.head[b]);
+    }
     CHECK(d.outer[2] == 1 && d.outer[1] == none, "outer loops %u %u", d.outer[2], d.outer[1]);
     CHECK(reloc_dom_in_loop(&d, 3, 1) && reloc_dom_in_loop(&d, 3, 2) && !reloc_dom_in_loop(&d, 4, 2) &&
               reloc_dom_in_loop(&d, 4, 1) && !reloc_dom_in_loop(&d, 5, 1),
