@@ -48,8 +48,8 @@ static bool live_at_probe(const reloc_plan *p, const reloc_edge *e) {
 
 /* Between edges of equal estimates: the flags live first, then back edges,
  * fall-throughs, other branches, and returns and escapes last. */
-static int kind_weight(const reloc_plan *p, const reloc_edge *e) {
-  if (live_at_probe(p, e)) return 4;
+static int kind_weight(const reloc_plan *p, const reloc_edge *e, bool live) {
+  if (live) return 4;
   if (e->kind == RELOC_EDGE_RETURN || e->kind == RELOC_EDGE_ESCAPE) return 0;
   if (p->blocks[e->to].addr <= p->blocks[e->from].addr) return 3; /* back edge */
   return e->kind == RELOC_EDGE_FALL ? 2 : 1;
@@ -106,19 +106,23 @@ static void estimate_edges(const reloc_plan *p, const reloc_dom *d, double *bfre
     const reloc_bdata *bd = &p->bdata[b];
     if (d->head[b] == b) bfreq[b] *= LOOP_TRIPS;
     double total = 0;
-    for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++) total += way_weight(p, d, &p->edges[e]);
+    for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++) {
+      freq[e] = way_weight(p, d, &p->edges[e]); /* for now the way's weight */
+      total += freq[e];
+    }
     for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++) {
       const reloc_edge *ed = &p->edges[e];
-      freq[e] = bfreq[b] * way_weight(p, d, ed) / total;
+      freq[e] = bfreq[b] * freq[e] / total;
       if (ed->to != RELOC_EXIT && ed->to != b && !reloc_dom_strictly(d, ed->to, b)) bfreq[ed->to] += freq[e];
     }
   }
 }
 
-/* What a probe costs on E, in plain incs: flags saved, or a stub's jumps. */
-static double probe_cost(const reloc_plan *p, const reloc_edge *e) {
+/* What a probe costs on E, in plain incs: flags saved (LIVE), or a stub's
+ * jumps. */
+static double probe_cost(const reloc_plan *p, const reloc_edge *e, bool live) {
   double c = 1;
-  if (live_at_probe(p, e)) c += 2;
+  if (live) c += 2;
   if (place_of(p, e) == PLACE_STUB) c += 1;
   return c;
 }
@@ -159,8 +163,11 @@ static lp_status spanning_tree(reloc_plan *p, const reloc_dom *d, bool *off_tree
    * them: any tree tells ncounted) */
   if (p->probes.arcs) estimate_edges(p, d, freq + p->nedges, freq);
   else memset(freq, 0, p->nedges * sizeof *freq);
-  for (size_t e = 0; e < p->nedges; e++)
-    w[e] = (weighted){freq[e] * probe_cost(p, &p->edges[e]), kind_weight(p, &p->edges[e]), e};
+  for (size_t e = 0; e < p->nedges; e++) {
+    const reloc_edge *ed = &p->edges[e];
+    bool live = live_at_probe(p, ed);
+    w[e] = (weighted){freq[e] * probe_cost(p, ed, live), kind_weight(p, ed, live), e};
+  }
   qsort(w, p->nedges, sizeof *w, heavier_first);
   for (size_t k = 0; k < p->nedges; k++) {
     const reloc_edge *e = &p->edges[w[k].e];
