@@ -1648,7 +1648,8 @@ def test_out_source_counts(ctx, prog_name, opt):
     BRDA lines from) equal their rules stated again in plain Lua
     (tests/collectors/source_ref.lua) for every function of a real run, with
     0/1 block counts (-c coverage) and with counts solved from the arcs
-    (-c coverage,arcs)."""
+    (-c coverage,arcs); lazyprobe.format_rows (lua/lp_format.c) writes
+    their columns as string.format does row by row."""
     name = 'outputs/source_counts/%s/%s' % (prog_name, opt)
     binary, err = build_extra(ctx, prog_name, '%s-g' % opt, ['-%s' % opt, '-g'])
     if err:
@@ -1661,11 +1662,12 @@ def test_out_source_counts(ctx, prog_name, opt):
         st, out, lerr, to = run_proc(cmd, ctx.progs[prog_name].stdin, timeout=RUN_TIMEOUT)
         rcmd = [ctx.lp, 'report', '-c', CHECK_SOURCE, outdir]
         r = subprocess.run(rcmd, capture_output=True, text=True, timeout=120)
-        m = re.search(r'check_source: (\d+) functions, (\d+) lines, (\d+) branch ways agree', r.stdout)
+        m = re.search(r'check_source: (\d+) functions, (\d+) lines, (\d+) branch ways agree, '
+                      r'(\d+) rows formatted alike', r.stdout)
         repro = '  [repro: %s; %s]' % (' '.join(cmd), ' '.join(rcmd))
         if r.returncode != 0 or not m:
             probs.append('-c %s: status %d: %s' % (cols, r.returncode, short(r.stdout + r.stderr)) + repro)
-        elif int(m.group(2)) == 0:
+        elif int(m.group(2)) == 0 or int(m.group(4)) == 0:
             probs.append('-c %s: no line compared: %s' % (cols, m.group(0)) + repro)
         else:
             ways += int(m.group(3))

@@ -3,8 +3,8 @@
 -- DA/LF/LH, end_of_record), read by genhtml and `lcov --summary`.
 --
 -- lcov.tracefile(run, source) -> text, stats
---   source has line_counts(f) and branch_counts(f) (the `lazyprobe` library;
---   a mock in tests).
+--   source has line_counts(f), branch_counts(f) and format_rows (the
+--   `lazyprobe` library; a mock in tests).
 --   stats = { functions, functions_hit, lines, lines_hit, branches,
 --             branches_hit, records, nolines = { functions without line
 --             info }, native = { functions left uninstrumented } }
@@ -35,7 +35,8 @@ local format = string.format
 local function file_entry(files, path)
   local e = files[path]
   if not e then
-    e = { fns = {}, names = {}, lines = {}, brs = {}, brseq = {}, brhit = {} }
+    -- brs[line]: its ways out, as rows of the columns seq, way, taken
+    e = { fns = {}, names = {}, lines = {}, brs = {}, brseq = {}, brhit = {}, seq = {}, way = {}, taken = {}, nways = 0 }
     files[path] = e
   end
   return e
@@ -53,6 +54,31 @@ local function unique_name(entry, f)
   end
   entry.names[name] = true
   return name
+end
+
+-- The keys of LINES (line numbers) in increasing order, and how many.
+-- Walking from the first line to the last is several times cheaper than
+-- table.sort when the lines are dense, as a file's lines with code are.
+local function sorted_lines(lines)
+  local out, n, lo, hi = {}, 0, math.huge, 0
+  for ln in pairs(lines) do
+    n = n + 1
+    out[n] = ln
+    if ln < lo then lo = ln end
+    if ln > hi then hi = ln end
+  end
+  if n > 0 and hi - lo < 8 * n then
+    n = 0
+    for ln = lo, hi do
+      if lines[ln] then
+        n = n + 1
+        out[n] = ln
+      end
+    end
+  else
+    table.sort(out)
+  end
+  return out, n
 end
 
 function lcov.tracefile(run, source)
@@ -96,12 +122,16 @@ function lcov.tracefile(run, source)
           local list = be.brs[line]
           if not list then list = {} be.brs[line] = list end
           local hit, way = be.brhit[line] or 0, 0
+          local bseq, bway, btk, j = be.seq, be.way, be.taken, be.nways
           while k <= n and bpoint[k] == point do
             local taken = btaken[k]
-            list[#list + 1] = format("BRDA:%d,%d,%d,%s", line, seq, way, taken)
+            j = j + 1
+            bseq[j], bway[j], btk[j] = seq, way, taken
+            list[#list + 1] = j
             if taken ~= "-" and taken > 0 then hit = hit + 1 end
             way, k = way + 1, k + 1
           end
+          be.nways = j
           be.brhit[line] = hit
         end
       end
@@ -113,6 +143,9 @@ function lcov.tracefile(run, source)
   local paths = {}
   for path in pairs(files) do paths[#paths + 1] = path end
   table.sort(paths)
+  -- the rows are written by source.format_rows: a string per line made in
+  -- Lua was most of the report's time on a large program
+  local format_rows = source.format_rows
   local out = {}
   local nout = 0 -- a counter: `#out` is a search on every call
   local function emit(s)
@@ -121,56 +154,53 @@ function lcov.tracefile(run, source)
   end
   for _, path in ipairs(paths) do
     local e = files[path]
-    local lns, nlns = {}, 0
-    for ln in pairs(e.lines) do
-      nlns = nlns + 1
-      lns[nlns] = ln
-    end
+    local lns, nlns = sorted_lines(e.lines)
     if nlns > 0 then
-      table.sort(lns)
       stats.records = stats.records + 1
-      emit("TN:")
-      emit("SF:" .. path)
+      emit("TN:\nSF:" .. path .. "\n")
       table.sort(e.fns, function(a, b)
         if a.line ~= b.line then return a.line < b.line end
         return a.name < b.name
       end)
-      local fnh = 0
-      for _, fn in ipairs(e.fns) do emit(format("FN:%d,%s", fn.line, fn.name)) end
-      for _, fn in ipairs(e.fns) do
-        emit(format("FNDA:%d,%s", fn.count, fn.name))
+      local fline, fname, fcount, fnh = {}, {}, {}, 0
+      for i, fn in ipairs(e.fns) do
+        fline[i], fname[i], fcount[i] = fn.line, fn.name, fn.count
         if fn.count > 0 then fnh = fnh + 1 end
       end
-      emit("FNF:" .. #e.fns)
-      emit("FNH:" .. fnh)
+      emit(format_rows("FN:%d,%s\n", fline, fname))
+      emit(format_rows("FNDA:%d,%s\n", fcount, fname))
+      emit(format("FNF:%d\nFNH:%d\n", #e.fns, fnh))
       stats.functions, stats.functions_hit = stats.functions + #e.fns, stats.functions_hit + fnh
-      local brf, brh = 0, 0
+      local bline, bseq, bway, btaken, brf, brh = {}, {}, {}, {}, 0, 0
+      local seq, way, taken = e.seq, e.way, e.taken
       for _, ln in ipairs(lns) do
         local list = e.brs[ln]
         if list then
-          for _, s in ipairs(list) do emit(s) end
-          brf, brh = brf + #list, brh + e.brhit[ln]
+          for _, j in ipairs(list) do
+            brf = brf + 1
+            bline[brf], bseq[brf], bway[brf], btaken[brf] = ln, seq[j], way[j], taken[j]
+          end
+          brh = brh + e.brhit[ln]
         end
       end
       if brf > 0 then
-        emit("BRF:" .. brf)
-        emit("BRH:" .. brh)
+        emit(format_rows("BRDA:%d,%d,%d,%s\n", bline, bseq, bway, btaken))
+        emit(format("BRF:%d\nBRH:%d\n", brf, brh))
       end
       stats.branches, stats.branches_hit = stats.branches + brf, stats.branches_hit + brh
-      local lh = 0
+      local counts, lh = {}, 0
       local el = e.lines
-      for _, ln in ipairs(lns) do
-        local n = el[ln]
-        emit(format("DA:%d,%d", ln, n))
+      for i = 1, nlns do
+        local n = el[lns[i]]
+        counts[i] = n
         if n > 0 then lh = lh + 1 end
       end
-      emit("LF:" .. nlns)
-      emit("LH:" .. lh)
+      emit(format_rows("DA:%d,%d\n", lns, counts))
+      emit(format("LF:%d\nLH:%d\nend_of_record\n", nlns, lh))
       stats.lines, stats.lines_hit = stats.lines + nlns, stats.lines_hit + lh
-      emit("end_of_record")
     end
   end
-  return nout > 0 and table.concat(out, "\n") .. "\n" or "", stats
+  return table.concat(out), stats
 end
 
 -- The functions that have no line info, one per line: count, state, name,

@@ -1,9 +1,11 @@
 -- check_source.lua — test collector (no probes of its own: `lazyprobe report
 -- -c check_source.lua DIR` on a run's counters): for every function of the
 -- run, lazyprobe.line_counts(f) and lazyprobe.branch_counts(f) (C) must equal
--- the plain-Lua statement of their rules in source_ref.lua. Prints one line
--- "check_source: F functions, L lines, B branch ways agree" and fails (a Lua
--- error, exit status 125) at the first difference, naming the function.
+-- the plain-Lua statement of their rules in source_ref.lua, and
+-- lazyprobe.format_rows (C) must write their columns as string.format does,
+-- row by row. Prints one line "check_source: F functions, L lines, B branch
+-- ways agree, R rows formatted alike" and fails (a Lua error, exit status
+-- 125) at the first difference, naming the function.
 local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
 local ref = dofile(here .. "/source_ref.lua")
 
@@ -30,12 +32,39 @@ local function same(what, f, a, b)
   return #b.file
 end
 
+-- The formats the report writers use, and every directive with a string, a
+-- negative and a float: format_rows and string.format row by row must agree.
+local function same_format(f, lines, branches)
+  local function check(fmt, first, ...)
+    local a, b = lazyprobe.format_rows(fmt, first, ...), ref.format_rows(fmt, first, ...)
+    if a ~= b then
+      error(string.format("format_rows %q %s: C wrote\n%s\nreference\n%s", fmt, f.name, a, b), 0)
+    end
+    return #first
+  end
+  if not lines then return 0 end
+  local negative, float = {}, {}
+  for i, c in ipairs(lines.count) do negative[i], float[i] = -c - i, c + 0.5 end
+  local n = check("DA:%d,%d\n", lines.line, lines.count)
+  check("%s:%x %%d%s|%s\n", lines.file, negative, lines.file, float)
+  check("%d,%s\n", negative, negative)
+  if branches then
+    n = n + check("BRDA:%d,%d,%d,%s\n", branches.line, branches.point, branches.point, branches.taken)
+  end
+  for _, bad in ipairs({ { "%q", lines.line }, { "%d", lines.file }, { "%d %d", lines.line }, { "%d", float } }) do
+    if pcall(lazyprobe.format_rows, table.unpack(bad)) and #bad[2] > 0 then
+      error(string.format("format_rows %q %s: no error", bad[1], f.name), 0)
+    end
+  end
+  return n
+end
+
 return {
   name = "check_source",
   outputs = "one line: how many functions, lines and branch ways agree",
   probes = { entry = true },
   report = function(run)
-    local nf, nl, nb = 0, 0, 0
+    local nf, nl, nb, nr = 0, 0, 0, 0
     for _, f in ipairs(run.functions) do
       if f.state ~= "native" then
         -- first from the graph in C (not read yet), then from the tables the
@@ -46,9 +75,11 @@ return {
         nb = nb + same("branch_counts", f, branches, ref_branches)
         same("line_counts from tables", f, lazyprobe.line_counts(f), ref_lines)
         same("branch_counts from tables", f, lazyprobe.branch_counts(f), ref_branches)
+        nr = nr + same_format(f, lines, branches)
         nf = nf + 1
       end
     end
-    lazyprobe.print(string.format("check_source: %d functions, %d lines, %d branch ways agree", nf, nl, nb))
+    lazyprobe.print(string.format("check_source: %d functions, %d lines, %d branch ways agree, %d rows formatted alike",
+                                  nf, nl, nb, nr))
   end,
 }

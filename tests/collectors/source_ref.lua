@@ -1,5 +1,6 @@
--- source_ref.lua — lazyprobe.line_counts(f) and lazyprobe.branch_counts(f)
--- (lua/lp_source.c) stated again in plain Lua, from the rules of
+-- source_ref.lua — lazyprobe.line_counts(f), lazyprobe.branch_counts(f)
+-- (lua/lp_source.c) and lazyprobe.format_rows (lua/lp_format.c) stated again
+-- in plain Lua, from the rules of
 -- docs/COLLECTORS.md, as the oracle the C versions are checked against:
 -- the mock library of run.lua uses these, and check_source.lua compares both
 -- on real runs. Written for clarity, not speed.
@@ -8,6 +9,7 @@
 --   line-table reader (lazyprobe.lines, or run.lua's mock); same results as
 --   the C functions: columns sorted by file then line (line_counts), ways out
 --   in branch-point order (branch_counts), or nil, message.
+--   ref.format_rows(format, column, ...): string.format row by row.
 local ref = {}
 
 local function function_end(f)
@@ -141,6 +143,28 @@ function ref.branch_counts(lines, f)
     end
   end
   return out
+end
+
+-- string.format(format, c1[i], c2[i], ...) for i = 1 .. #c1, concatenated;
+-- only the directives %d, %x, %s and %% (an error names any other).
+function ref.format_rows(format, ...)
+  local cols = { ... }
+  local n = 0
+  for d in format:gsub("%%%%", ""):gmatch("%%(.?)") do
+    assert(d == "d" or d == "x" or d == "s", "format_rows: not a directive here: %" .. d)
+    n = n + 1
+  end
+  assert(n > 0 and #cols >= n, "format_rows: a directive per column")
+  local out = {}
+  for i = 1, #cols[1] do
+    local row = {}
+    for k = 1, n do
+      row[k] = cols[k][i]
+      assert(row[k] ~= nil, "format_rows: column " .. k .. " has no row " .. i)
+    end
+    out[i] = string.format(format, table.unpack(row, 1, n))
+  end
+  return table.concat(out)
 end
 
 return ref
