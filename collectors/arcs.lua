@@ -11,7 +11,7 @@ local arcs = {
 }
 
 function arcs.report(run)
-  local profiles = fdata.profiles(run)
+  local profiles = fdata.profiles(run, lazyprobe)
   if #profiles == 0 then
     lazyprobe.print("arcs: no function ran: no profile written")
     return

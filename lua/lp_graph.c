@@ -24,6 +24,10 @@
 
 static const char *edge_kinds[] = {"fall", "taken", "jump", "table", "return", "escape"};
 
+const char *lp_graph_edge_kind(uint8_t kind) {
+  return kind < sizeof edge_kinds / sizeof *edge_kinds ? edge_kinds[kind] : "?";
+}
+
 /* Makes room for NEED more elements of SIZE bytes in *V (holding N of CAP). */
 static bool reserve(void **v, uint32_t n, uint32_t *cap, uint32_t need, size_t size) {
   if ((uint64_t)n + need <= *cap) return true;

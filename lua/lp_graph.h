@@ -53,6 +53,10 @@ typedef struct lp_graph {
   uint32_t fns_cap, blocks_cap, edges_cap, calls_cap, strings_cap;
 } lp_graph;
 
+/* The name of an edge kind (reloc_edge_kind) in the run table: "fall",
+ * "taken", "jump", "table", "return", "escape"; "?" for another value. */
+const char *lp_graph_edge_kind(uint8_t kind);
+
 /* Pushes a new, empty set of graphs: a userdata that frees its arrays when
  * collected. */
 lp_graph *lp_graph_push(lua_State *L);

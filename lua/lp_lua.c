@@ -7,6 +7,7 @@
  *   lazyprobe.lines(module, lo, hi)  DWARF line-table rows, as columns (core/lines.c)
  *   lazyprobe.line_counts(f), lazyprobe.branch_counts(f)  (lp_source.c)
  *   lazyprobe.format_rows(format, column, ...)  (lp_format.c)
+ *   lazyprobe.graph_columns(f)  f's blocks, edges and calls as columns (lp_columns.c)
  * report(run), and sample(run) every `interval` while the program runs,
  * receive run.functions (merged over all counters files by module and address,
  * each with its graph, lp_graph.c: blocks, edges solved by flow conservation,
@@ -17,6 +18,7 @@
 #include "lp_lua.h"
 
 #include "lines.h"
+#include "lp_columns.h"
 #include "lp_format.h"
 #include "lp_graph.h"
 #include "lp_source.h"
@@ -202,6 +204,7 @@ lp_status lp_lua_new(const lp_lua_options *opt, lp_lua **out) {
   luaL_newlib(lp->L, library);
   luaL_setfuncs(lp->L, lp_source_library, 0);
   luaL_setfuncs(lp->L, lp_format_library, 0);
+  luaL_setfuncs(lp->L, lp_columns_library, 0);
   lua_pushstring(lp->L, opt->outdir ? opt->outdir : "");
   lua_setfield(lp->L, -2, "outdir");
   lua_setglobal(lp->L, "lazyprobe");

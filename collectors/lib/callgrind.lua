@@ -71,7 +71,7 @@ function callgrind.profile(run, lines, opts)
   for _, f in ipairs(funcs) do
     if f.calls and f.state ~= "native" then
       for _, c in ipairs(f.calls) do
-        local g = c.count > 0 and graph.callee(index, f, c, by_name)
+        local g = c.count > 0 and graph.callee(index, f, c.target, c.callee, by_name)
         if g then explained[g] = (explained[g] or 0) + c.count end
       end
     end
@@ -127,7 +127,7 @@ function callgrind.profile(run, lines, opts)
         for i, c in ipairs(f.calls) do sites[i] = c end
         table.sort(sites, function(a, b) return a.site < b.site end)
         for _, c in ipairs(sites) do
-          local g = c.count > 0 and graph.callee(index, f, c, by_name)
+          local g = c.count > 0 and graph.callee(index, f, c.target, c.callee, by_name)
           if g then
             local gw = place(g)
             stats.edges = stats.edges + 1

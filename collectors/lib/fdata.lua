@@ -2,8 +2,9 @@
 -- of llvm-bolt's DataReader, as BOLT's own instrumentation writes it), for
 -- `llvm-bolt PROG -o OUT -data=arcs.fdata`.
 --
--- fdata.profiles(run) -> list of { module =, text =, stats = } (one per
---   module that ran), the run's program first.
+-- fdata.profiles(run, source) -> list of { module =, text =, stats = } (one
+--   per module that ran), the run's program first. source has graph_columns
+--   and format_rows (the `lazyprobe` library; a mock in tests).
 --
 -- One record per line, fields separated by one space, offsets in hex from the
 -- function's start, no header line (a header "no_lbr" would mean samples,
@@ -36,8 +37,6 @@ local graph = require("graph")
 
 local fdata = {}
 
-local fmt = string.format
-
 local function escape(name)
   return (name:gsub("[ \\]", "\\%0"))
 end
@@ -57,76 +56,113 @@ local function bolt_names(funcs)
   return names
 end
 
-local function module_profile(funcs, index)
+-- The records of one module, as columns of the format below: the caller
+-- (kind 1 and a name, or 0 [unknown]), its offset, the callee likewise, the
+-- count.
+local RECORD = "%d %s %x %d %s %x 0 %d\n"
+
+local function module_profile(funcs, index, source)
   local names = bolt_names(funcs)
   local by_name = {}
-  local out = {}
   local stats = { functions = 0, branches = 0, calls = 0, entries = 0 }
-  local explained = {}
+  local fk, fname, foff, tk, tname, toff, rcount, n = {}, {}, {}, {}, {}, {}, {}, 0
+  local function record(from_kind, from_name, from_off, to_kind, to_name, to_off, count)
+    n = n + 1
+    fk[n], fname[n], foff[n], tk[n], tname[n], toff[n], rcount[n] =
+      from_kind, from_name, from_off, to_kind, to_name, to_off, count
+  end
+  local columns, explained = {}, {}
   for _, f in ipairs(funcs) do
-    for _, c in ipairs(f.calls or {}) do
-      local g = c.count > 0 and graph.callee(index, f, c, by_name)
-      if g then explained[g] = (explained[g] or 0) + c.count end
+    local g = source.graph_columns(f)
+    columns[f] = g
+    local calls = g and g.calls
+    if calls then
+      local target, callee, count = calls.target, calls.callee, calls.count
+      for i = 1, #target do
+        local h = count[i] > 0 and graph.callee(index, f, target[i], callee[i], by_name)
+        if h then explained[h] = (explained[h] or 0) + count[i] end
+      end
     end
   end
   for _, f in ipairs(funcs) do
     if f.count > 0 and f.state ~= "native" then
-      local name = names[f]
-      local before = #out
+      local name, base = names[f], f.address
+      local before = n
+      local g = columns[f]
+      local calls = g and g.calls
       local call_sites = {}
-      for _, c in ipairs(f.calls or {}) do call_sites[c.site] = true end
-      local records = {}
-      if f.edges and f.blocks then
+      if calls then
+        for _, site in ipairs(calls.site) do call_sites[site] = true end
+      end
+      local edges = g and g.edges
+      if edges then
         -- block boundaries BOLT sees: branch targets and after conditional branches
-        local target, outs = {}, {}
-        for _, e in ipairs(f.edges) do
-          outs[e.from] = (outs[e.from] or 0) + 1
-          if e.kind ~= "fall" and e.to and e.to > 0 then target[e.to] = true end
+        local from, to, kind, branch, target, count = edges.from, edges.to, edges.kind, edges.branch, edges.target,
+                                                      edges.count
+        local block_address = g.blocks.address
+        local nblocks = #block_address
+        local is_target, outs = {}, {}
+        for e = 1, #from do
+          outs[from[e]] = (outs[from[e]] or 0) + 1
+          if kind[e] ~= "fall" and to[e] > 0 then is_target[to[e]] = true end
         end
-        for _, e in ipairs(f.edges) do
-          local keep = e.count and e.count > 0 and e.to and e.to > 0 and f.blocks[e.to]
-          if keep and e.kind == "fall" then
-            keep = not call_sites[e.branch] and (outs[e.from] > 1 or target[e.to])
+        local kept, to_off, nkept, in_order = {}, {}, 0, true
+        for e = 1, #from do
+          local c, t, k = count[e], to[e], kind[e]
+          local keep = c and c > 0 and t > 0 and t <= nblocks
+          if keep and k == "fall" then
+            keep = not call_sites[branch[e]] and (outs[from[e]] > 1 or is_target[t])
           elseif keep then
-            keep = e.kind == "taken" or e.kind == "jump" or e.kind == "table"
+            keep = k == "taken" or k == "jump" or k == "table"
           end
           if keep then
-            local to = e.target ~= 0 and e.target or f.blocks[e.to].address
-            records[#records + 1] = { e.branch - f.address, to - f.address, e.count }
+            nkept = nkept + 1
+            kept[nkept] = e
+            to_off[e] = (target[e] ~= 0 and target[e] or block_address[t]) - base
+            local p = kept[nkept - 1]
+            if p and (branch[p] > branch[e] or (branch[p] == branch[e] and to_off[p] > to_off[e])) then
+              in_order = false
+            end
           end
         end
-        table.sort(records, function(a, b)
-          if a[1] ~= b[1] then return a[1] < b[1] end
-          return a[2] < b[2]
-        end)
-        for _, r in ipairs(records) do
-          out[#out + 1] = fmt("1 %s %x 1 %s %x 0 %d", name, r[1], name, r[2], r[3])
+        if not in_order then -- the edges come by block: mostly in order already
+          table.sort(kept, function(a, b)
+            if branch[a] ~= branch[b] then return branch[a] < branch[b] end
+            return to_off[a] < to_off[b]
+          end)
         end
-        stats.branches = stats.branches + #records
+        for _, e in ipairs(kept) do record(1, name, branch[e] - base, 1, name, to_off[e], count[e]) end
+        stats.branches = stats.branches + nkept
       end
-      local sites = {}
-      for i, c in ipairs(f.calls or {}) do sites[i] = c end
-      table.sort(sites, function(a, b) return a.site < b.site end)
-      for _, c in ipairs(sites) do
-        if c.count > 0 then
-          local g = graph.callee(index, f, c, by_name)
-          local to = g and names[g] and fmt("1 %s 0", names[g]) or "0 [unknown] 0"
-          out[#out + 1] = fmt("1 %s %x %s 0 %d", name, c.site - f.address, to, c.count)
-          stats.calls = stats.calls + 1
+      if calls then
+        local site, target, callee, count = calls.site, calls.target, calls.callee, calls.count
+        local order, in_order = {}, true
+        for i = 1, #site do
+          order[i] = i
+          if i > 1 and site[i - 1] > site[i] then in_order = false end
+        end
+        if not in_order then table.sort(order, function(a, b) return site[a] < site[b] end) end
+        for _, i in ipairs(order) do
+          if count[i] > 0 then
+            local h = graph.callee(index, f, target[i], callee[i], by_name)
+            if h and names[h] then record(1, name, site[i] - base, 1, names[h], 0, count[i])
+            else record(1, name, site[i] - base, 0, "[unknown]", 0, count[i]) end
+            stats.calls = stats.calls + 1
+          end
         end
       end
       local rest = f.count - (explained[f] or 0)
       if rest > 0 then
-        out[#out + 1] = fmt("0 [unknown] 0 1 %s 0 0 %d", name, rest)
+        record(0, "[unknown]", 0, 1, name, 0, rest)
         stats.entries = stats.entries + 1
       end
-      if #out > before then stats.functions = stats.functions + 1 end
+      if n > before then stats.functions = stats.functions + 1 end
     end
   end
-  return table.concat(out, "\n") .. (#out > 0 and "\n" or ""), stats
+  return source.format_rows(RECORD, fk, fname, foff, tk, tname, toff, rcount), stats
 end
 
-function fdata.profiles(run)
+function fdata.profiles(run, source)
   local index = graph.index(run)
   local mods, order = {}, {}
   for _, f in ipairs(graph.sorted_functions(run)) do
@@ -145,7 +181,7 @@ function fdata.profiles(run)
   end)
   local list = {}
   for _, m in ipairs(order) do
-    local text, stats = module_profile(mods[m], index)
+    local text, stats = module_profile(mods[m], index, source)
     if text ~= "" then list[#list + 1] = { module = m, text = text, stats = stats } end
   end
   return list

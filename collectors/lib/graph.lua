@@ -27,14 +27,15 @@ function graph.index(run)
   return index
 end
 
--- The function a call record goes to: the function of the caller's module at
--- the call's target address, else the one named c.callee in that module.
--- by_name: optional cache table, filled on first use.
-function graph.callee(index, f, c, by_name)
+-- The function a call of f goes to: the function of f's module at the
+-- call's target address, else the one named callee in that module (target 0
+-- and callee false or nil when unknown). by_name: optional cache table,
+-- filled on first use.
+function graph.callee(index, f, target, callee, by_name)
   local m = index[f.module]
   if not m then return nil end
-  if c.target and c.target ~= 0 and m[c.target] then return m[c.target] end
-  if c.callee then
+  if target and target ~= 0 and m[target] then return m[target] end
+  if callee then
     local names = by_name and by_name[f.module]
     if not names then
       names = {}
@@ -43,7 +44,7 @@ function graph.callee(index, f, c, by_name)
       end
       if by_name then by_name[f.module] = names end
     end
-    return names[c.callee] or nil
+    return names[callee] or nil
   end
   return nil
 end

@@ -1,11 +1,13 @@
 -- check_source.lua — test collector (no probes of its own: `lazyprobe report
 -- -c check_source.lua DIR` on a run's counters): for every function of the
 -- run, lazyprobe.line_counts(f) and lazyprobe.branch_counts(f) (C) must equal
--- the plain-Lua statement of their rules in source_ref.lua, and
+-- the plain-Lua statement of their rules in source_ref.lua,
 -- lazyprobe.format_rows (C) must write their columns as string.format does,
--- row by row. Prints one line "check_source: F functions, L lines, B branch
--- ways agree, R rows formatted alike" and fails (a Lua error, exit status
--- 125) at the first difference, naming the function.
+-- row by row, and lazyprobe.graph_columns(f) must hold what f.blocks, f.edges
+-- and f.calls hold, both while the graph is only in C and once it is tables.
+-- Prints one line "check_source: F functions, L lines, B branch ways agree,
+-- R rows formatted alike, E graph elements alike" and fails (a Lua error,
+-- exit status 125) at the first difference, naming the function.
 local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
 local ref = dofile(here .. "/source_ref.lua")
 
@@ -59,16 +61,47 @@ local function same_format(f, lines, branches)
   return n
 end
 
+-- graph_columns A and B hold the same lists and columns; the elements compared.
+local function same_columns(what, f, a, b)
+  if (a == nil) ~= (b == nil) then
+    error(string.format("%s %s: C says %s, reference says %s", what, f.name, a and "columns" or "nil",
+                        b and "columns" or "nil"), 0)
+  end
+  local n = 0
+  for list, cols in pairs(b or {}) do
+    if not a[list] then error(string.format("%s %s: no %s", what, f.name, list), 0) end
+    for field, col in pairs(cols) do
+      local got = a[list][field]
+      if not got or #got ~= #col then
+        error(string.format("%s %s: %s.%s has %s elements, reference %d", what, f.name, list, field,
+                            got and #got or "no", #col), 0)
+      end
+      for i = 1, #col do
+        if got[i] ~= col[i] then
+          error(string.format("%s %s: %s.%s[%d] = %s, reference %s", what, f.name, list, field, i,
+                              tostring(got[i]), tostring(col[i])), 0)
+        end
+      end
+      n = n + #col
+    end
+  end
+  for list in pairs(a or {}) do
+    if not b[list] then error(string.format("%s %s: %s the reference has not", what, f.name, list), 0) end
+  end
+  return n
+end
+
 return {
   name = "check_source",
   outputs = "one line: how many functions, lines and branch ways agree",
   probes = { entry = true },
   report = function(run)
-    local nf, nl, nb, nr = 0, 0, 0, 0
+    local nf, nl, nb, nr, ng = 0, 0, 0, 0, 0
     for _, f in ipairs(run.functions) do
       if f.state ~= "native" then
         -- first from the graph in C (not read yet), then from the tables the
         -- reference's reads made
+        local columns = lazyprobe.graph_columns(f)
         local lines, branches = lazyprobe.line_counts(f), lazyprobe.branch_counts(f)
         local ref_lines, ref_branches = ref.line_counts(lazyprobe.lines, f), ref.branch_counts(lazyprobe.lines, f)
         nl = nl + same("line_counts", f, lines, ref_lines)
@@ -76,10 +109,13 @@ return {
         same("line_counts from tables", f, lazyprobe.line_counts(f), ref_lines)
         same("branch_counts from tables", f, lazyprobe.branch_counts(f), ref_branches)
         nr = nr + same_format(f, lines, branches)
+        local ref_columns = ref.graph_columns(f)
+        ng = ng + same_columns("graph_columns", f, columns, ref_columns)
+        same_columns("graph_columns from tables", f, lazyprobe.graph_columns(f), ref_columns)
         nf = nf + 1
       end
     end
-    lazyprobe.print(string.format("check_source: %d functions, %d lines, %d branch ways agree, %d rows formatted alike",
-                                  nf, nl, nb, nr))
+    lazyprobe.print(string.format("check_source: %d functions, %d lines, %d branch ways agree, %d rows formatted alike, "
+                                  .. "%d graph elements alike", nf, nl, nb, nr, ng))
   end,
 }

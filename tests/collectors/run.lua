@@ -58,6 +58,7 @@ local function mock_library(outdir, line_tables, real_files)
   function lib.line_counts(f) return ref.line_counts(lines, f) end
   function lib.branch_counts(f) return ref.branch_counts(lines, f) end
   lib.format_rows = ref.format_rows
+  lib.graph_columns = ref.graph_columns
   return lib
 end
 

@@ -1,6 +1,6 @@
 -- source_ref.lua — lazyprobe.line_counts(f), lazyprobe.branch_counts(f)
--- (lua/lp_source.c) and lazyprobe.format_rows (lua/lp_format.c) stated again
--- in plain Lua, from the rules of
+-- (lua/lp_source.c), lazyprobe.format_rows (lua/lp_format.c) and
+-- lazyprobe.graph_columns (lua/lp_columns.c) stated again in plain Lua, from the rules of
 -- docs/COLLECTORS.md, as the oracle the C versions are checked against:
 -- the mock library of run.lua uses these, and check_source.lua compares both
 -- on real runs. Written for clarity, not speed.
@@ -10,6 +10,7 @@
 --   the C functions: columns sorted by file then line (line_counts), ways out
 --   in branch-point order (branch_counts), or nil, message.
 --   ref.format_rows(format, column, ...): string.format row by row.
+--   ref.graph_columns(f): f.blocks, f.edges, f.calls turned into columns.
 local ref = {}
 
 local function function_end(f)
@@ -165,6 +166,35 @@ function ref.format_rows(format, ...)
     out[i] = string.format(format, table.unpack(row, 1, n))
   end
   return table.concat(out)
+end
+
+local graph_fields = {
+  blocks = { "address", "size", "instructions", "count" },
+  edges = { "from", "to", "kind", "branch", "target", "count", "measured" },
+  calls = { "site", "target", "callee", "count" },
+}
+
+-- { blocks =, edges =, calls = }: each list of f as one array per field (a
+-- nil field false), calls only when f.calls exists; nil without f.blocks.
+function ref.graph_columns(f)
+  if not f.blocks then return nil end
+  local out = {}
+  for list, fields in pairs(graph_fields) do
+    if f[list] then
+      local cols = {}
+      for _, name in ipairs(fields) do
+        local col = {}
+        for i, element in ipairs(f[list]) do
+          local v = element[name]
+          if v == nil then v = false end
+          col[i] = v
+        end
+        cols[name] = col
+      end
+      out[list] = cols
+    end
+  end
+  return out
 end
 
 return ref
