@@ -480,6 +480,12 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
       lp_fail("out of memory");
       goto out;
     }
+    /* room for an instruction every 4 bytes at first: growing an array of
+     * reloc_insn (176 bytes each) from 16 copied it ~twice over */
+    if (!grow((void **)&p->insns, &b.cap, (size_t)(fn->hi - fn->lo) / 4 + 16, sizeof *p->insns)) {
+      lp_fail("out of memory");
+      goto out;
+    }
     if (push_work(&b, fn->entry) != LP_OK) goto out;
     bool more = true;
     while (more) {

@@ -160,15 +160,18 @@ static lp_status spanning_tree(reloc_plan *p, const reloc_dom *d, bool *off_tree
     }
   if (find(up, exit) != find(up, 0)) up[find(up, exit)] = find(up, 0); /* the virtual edge */
   /* the edges by estimated cost, heaviest first (without arcs no probe goes on
-   * them: any tree tells ncounted) */
-  if (p->probes.arcs) estimate_edges(p, d, freq + p->nedges, freq);
-  else memset(freq, 0, p->nedges * sizeof *freq);
-  for (size_t e = 0; e < p->nedges; e++) {
-    const reloc_edge *ed = &p->edges[e];
-    bool live = live_at_probe(p, ed);
-    w[e] = (weighted){freq[e] * probe_cost(p, ed, live), kind_weight(p, ed, live), e};
+   * them: any tree tells ncounted, the edges in their own order will do) */
+  if (p->probes.arcs) {
+    estimate_edges(p, d, freq + p->nedges, freq);
+    for (size_t e = 0; e < p->nedges; e++) {
+      const reloc_edge *ed = &p->edges[e];
+      bool live = live_at_probe(p, ed);
+      w[e] = (weighted){freq[e] * probe_cost(p, ed, live), kind_weight(p, ed, live), e};
+    }
+    qsort(w, p->nedges, sizeof *w, heavier_first);
+  } else {
+    for (size_t e = 0; e < p->nedges; e++) w[e] = (weighted){0, 0, e};
   }
-  qsort(w, p->nedges, sizeof *w, heavier_first);
   for (size_t k = 0; k < p->nedges; k++) {
     const reloc_edge *e = &p->edges[w[k].e];
     size_t a = find(up, e->from), b = find(up, e->to == RELOC_EXIT ? exit : e->to);
