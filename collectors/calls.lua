@@ -63,7 +63,7 @@ function calls.report(run)
   -- Ir only when block counts are real counts (never from "cover" probes)
   local probes = run.probes or {}
   local ir = probes.blocks == "count" or probes.arcs == true
-  local text = callgrind.profile(run, lazyprobe.lines, { ir = ir })
+  local text = callgrind.profile(run, lazyprobe, { ir = ir })
   ok, err = lazyprobe.write(callgrind.filename(run), text)
   if not ok then error(err, 0) end
 end

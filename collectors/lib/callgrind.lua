@@ -2,8 +2,9 @@
 -- profile format, version 1 (valgrind's "Callgrind Format Specification"),
 -- read by callgrind_annotate and KCachegrind.
 --
--- callgrind.profile(run, lines, opts) -> text, stats
---   lines(module, lo, hi): the line-table reader (lazyprobe.lines) or nil.
+-- callgrind.profile(run, source, opts) -> text, stats
+--   source: the `lazyprobe` library (a mock in tests): graph_columns, and
+--   lines(module, lo, hi), the line-table reader (may be absent).
 --   opts.ir: also write the Ir event (only when block counts are real
 --   counts: probes blocks="count" or arcs, never "cover").
 --
@@ -43,19 +44,23 @@ local function compressor()
   end
 end
 
-function callgrind.profile(run, lines, opts)
+function callgrind.profile(run, source, opts)
   opts = opts or {}
+  local lines = source.lines
   local index = graph.index(run)
   local by_name = {}
   local funcs = graph.sorted_functions(run)
   local stats = { functions = 0, edges = 0, unknown = 0, calls = 0 }
+
+  local columns = {} -- function -> its graph as columns (source.graph_columns), or false
+  for _, f in ipairs(funcs) do columns[f] = f.state ~= "native" and source.graph_columns(f) or false end
 
   -- where each function is: rows, file, entry line
   local where = {}
   local function place(f)
     local w = where[f]
     if w then return w end
-    local rows = graph.rows(lines, f)
+    local rows = graph.rows(lines, f, columns[f])
     local entry = rows and graph.entry_row(rows, f)
     w = { rows = rows, file = entry and entry.file or "???", line = entry and entry.line or 0 }
     where[f] = w
@@ -69,10 +74,13 @@ function callgrind.profile(run, lines, opts)
 
   local explained = {} -- function -> calls from known sites
   for _, f in ipairs(funcs) do
-    if f.calls and f.state ~= "native" then
-      for _, c in ipairs(f.calls) do
-        local g = c.count > 0 and graph.callee(index, f, c.target, c.callee, by_name)
-        if g then explained[g] = (explained[g] or 0) + c.count end
+    local g = columns[f]
+    local calls = g and g.calls
+    if calls then
+      local target, callee, count = calls.target, calls.callee, calls.count
+      for i = 1, #target do
+        local h = count[i] > 0 and graph.callee(index, f, target[i], callee[i], by_name)
+        if h then explained[h] = (explained[h] or 0) + count[i] end
       end
     end
   end
@@ -105,12 +113,15 @@ function callgrind.profile(run, lines, opts)
       -- self cost: Calls at the entry, Ir per block
       local ir_at = {}
       local ir_order = {}
-      if opts.ir and f.blocks then
-        for _, b in ipairs(f.blocks) do
-          if b.count > 0 then
-            local ir = b.count * b.instructions
-            if not ir_at[b.address] then ir_order[#ir_order + 1] = b.address end
-            ir_at[b.address] = (ir_at[b.address] or 0) + ir
+      local g = columns[f]
+      if opts.ir and g then
+        local address, instructions, count = g.blocks.address, g.blocks.instructions, g.blocks.count
+        for b = 1, #address do
+          local n = count[b]
+          if n and n > 0 then
+            local a, ir = address[b], n * instructions[b]
+            if not ir_at[a] then ir_order[#ir_order + 1] = a end
+            ir_at[a] = (ir_at[a] or 0) + ir
             total_ir = total_ir + ir
           end
         end
@@ -122,20 +133,22 @@ function callgrind.profile(run, lines, opts)
         if a ~= f.address then bemit(fmt("0x%x %d %s", a, line_of(w, a), cost(0, ir_at[a]))) end
       end
       -- calls
-      if f.calls then
-        local sites = {}
-        for i, c in ipairs(f.calls) do sites[i] = c end
-        table.sort(sites, function(a, b) return a.site < b.site end)
-        for _, c in ipairs(sites) do
-          local g = c.count > 0 and graph.callee(index, f, c.target, c.callee, by_name)
-          if g then
-            local gw = place(g)
+      local calls = g and g.calls
+      if calls then
+        local site, target, callee, count = calls.site, calls.target, calls.callee, calls.count
+        local order = {}
+        for i = 1, #site do order[i] = i end
+        table.sort(order, function(a, b) return site[a] < site[b] end)
+        for _, i in ipairs(order) do
+          local h = count[i] > 0 and graph.callee(index, f, target[i], callee[i], by_name)
+          if h then
+            local hw = place(h)
             stats.edges = stats.edges + 1
-            stats.calls = stats.calls + c.count
-            if gw.file ~= w.file then bemit("cfi=" .. fl(gw.file)) end
-            bemit("cfn=" .. fn(g.name))
-            bemit(fmt("calls=%d 0x%x %d", c.count, g.address, gw.line))
-            bemit(fmt("0x%x %d %s", c.site, line_of(w, c.site), cost(c.count, 0)))
+            stats.calls = stats.calls + count[i]
+            if hw.file ~= w.file then bemit("cfi=" .. fl(hw.file)) end
+            bemit("cfn=" .. fn(h.name))
+            bemit(fmt("calls=%d 0x%x %d", count[i], h.address, hw.line))
+            bemit(fmt("0x%x %d %s", site[i], line_of(w, site[i]), cost(count[i], 0)))
           end
         end
       end

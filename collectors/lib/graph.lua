@@ -50,12 +50,14 @@ function graph.callee(index, f, target, callee, by_name)
 end
 
 -- The end of a function: address + size, or the end of its last block when
--- the size is unknown (0).
-function graph.function_end(f)
+-- it lies beyond (the size unknown: 0). columns: f's graph as
+-- lazyprobe.graph_columns gives it, or nil (no blocks).
+function graph.function_end(f, columns)
   local hi = f.address + (f.size or 0)
-  if f.blocks then
-    for _, b in ipairs(f.blocks) do
-      if b.address + b.size > hi then hi = b.address + b.size end
+  if columns then
+    local address, size = columns.blocks.address, columns.blocks.size
+    for b = 1, #address do
+      if address[b] + size[b] > hi then hi = address[b] + size[b] end
     end
   end
   if hi == f.address then hi = f.address + 1 end
@@ -64,9 +66,10 @@ end
 
 -- The line rows of a function ([address, end)), or nil without line info.
 -- Rows come as columns: rows.address[i], rows.file[i], rows.line[i].
-function graph.rows(lines, f)
+-- columns: as for function_end.
+function graph.rows(lines, f, columns)
   if not lines then return nil end
-  local rows = lines(f.module, f.address, graph.function_end(f))
+  local rows = lines(f.module, f.address, graph.function_end(f, columns))
   if not rows or #rows.address == 0 then return nil end
   return rows
 end
