@@ -72,18 +72,7 @@ function callgrind.profile(run, source, opts)
     return i and w.rows.line[i] or w.line
   end
 
-  local explained = {} -- function -> calls from known sites
-  for _, f in ipairs(funcs) do
-    local g = columns[f]
-    local calls = g and g.calls
-    if calls then
-      local target, callee, count = calls.target, calls.callee, calls.count
-      for i = 1, #target do
-        local h = count[i] > 0 and graph.callee(index, f, target[i], callee[i], by_name)
-        if h then explained[h] = (explained[h] or 0) + count[i] end
-      end
-    end
-  end
+  local explained = graph.explained_entries(index, funcs, columns, by_name)
 
   local out = {}
   local function emit(s) out[#out + 1] = s end

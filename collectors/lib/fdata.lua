@@ -71,19 +71,9 @@ local function module_profile(funcs, index, source)
     fk[n], fname[n], foff[n], tk[n], tname[n], toff[n], rcount[n] =
       from_kind, from_name, from_off, to_kind, to_name, to_off, count
   end
-  local columns, explained = {}, {}
-  for _, f in ipairs(funcs) do
-    local g = source.graph_columns(f)
-    columns[f] = g
-    local calls = g and g.calls
-    if calls then
-      local target, callee, count = calls.target, calls.callee, calls.count
-      for i = 1, #target do
-        local h = count[i] > 0 and graph.callee(index, f, target[i], callee[i], by_name)
-        if h then explained[h] = (explained[h] or 0) + count[i] end
-      end
-    end
-  end
+  local columns = {}
+  for _, f in ipairs(funcs) do columns[f] = source.graph_columns(f) or false end
+  local explained = graph.explained_entries(index, funcs, columns, by_name)
   for _, f in ipairs(funcs) do
     if f.count > 0 and f.state ~= "native" then
       local name, base = names[f], f.address

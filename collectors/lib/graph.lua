@@ -1,5 +1,6 @@
 -- graph.lua — shared helpers for the report writers (callgrind, fdata):
--- line-table lookups and a function index by module and address.  (Line and
+-- line-table lookups, a function index by module and address, and the
+-- entries that counted call sites explain.  (Line and
 -- branch counts per function are lazyprobe.line_counts/branch_counts.)
 -- Pure functions of the run table; the line-table reader is passed in
 -- (lazyprobe.lines in a collector, a mock in tests).
@@ -47,6 +48,25 @@ function graph.callee(index, f, target, callee, by_name)
     return names[callee] or nil
   end
   return nil
+end
+
+-- How many entries of each function the call sites of FUNCS explain: the
+-- calls counted at sites whose callee (graph.callee) is a function of the
+-- caller's module, as explained[callee] = calls. columns[f]: f's graph as
+-- lazyprobe.graph_columns gives it, or false (no call sites read).
+function graph.explained_entries(index, funcs, columns, by_name)
+  local explained = {}
+  for _, f in ipairs(funcs) do
+    local calls = columns[f] and columns[f].calls
+    if calls then
+      local target, callee, count = calls.target, calls.callee, calls.count
+      for i = 1, #target do
+        local h = count[i] > 0 and graph.callee(index, f, target[i], callee[i], by_name)
+        if h then explained[h] = (explained[h] or 0) + count[i] end
+      end
+    end
+  end
+  return explained
 end
 
 -- The end of a function: address + size, or the end of its last block when
