@@ -7,8 +7,8 @@
  * only when a collector first reads one of them, or iterates the function
  * with pairs (its metatable's __index and __pairs).  A report of sqlite has
  * ~80 k blocks, edges and calls: as tables they were a fifth of the coverage
- * report's time, and lazyprobe.line_counts and branch_counts, which read the
- * graphs here directly (lp_graph_pending), never need them.  The userdata
+ * report's time, and lazyprobe.line_counts, branch_counts and graph_columns,
+ * which read the graphs here directly (lp_graph_pending), never need them.  The userdata
  * holds copies, not pointers into the counters files, so a collector may
  * keep a run table after the call that received it. */
 #include "lp_graph.h"

@@ -125,10 +125,7 @@ function callgrind.profile(run, source, opts)
       local calls = g and g.calls
       if calls then
         local site, target, callee, count = calls.site, calls.target, calls.callee, calls.count
-        local order = {}
-        for i = 1, #site do order[i] = i end
-        table.sort(order, function(a, b) return site[a] < site[b] end)
-        for _, i in ipairs(order) do
+        for _, i in ipairs(graph.call_order(calls)) do
           local h = count[i] > 0 and graph.callee(index, f, target[i], callee[i], by_name)
           if h then
             local hw = place(h)

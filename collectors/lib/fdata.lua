@@ -126,13 +126,7 @@ local function module_profile(funcs, index, source)
       end
       if calls then
         local site, target, callee, count = calls.site, calls.target, calls.callee, calls.count
-        local order, in_order = {}, true
-        for i = 1, #site do
-          order[i] = i
-          if i > 1 and site[i - 1] > site[i] then in_order = false end
-        end
-        if not in_order then table.sort(order, function(a, b) return site[a] < site[b] end) end
-        for _, i in ipairs(order) do
+        for _, i in ipairs(graph.call_order(calls)) do
           if count[i] > 0 then
             local h = graph.callee(index, f, target[i], callee[i], by_name)
             if h and names[h] then record(1, name, site[i] - base, 1, names[h], 0, count[i])

@@ -69,6 +69,18 @@ function graph.explained_entries(index, funcs, columns, by_name)
   return explained
 end
 
+-- The indices of a function's call sites (graph_columns(f).calls) in
+-- address order; they mostly come in that order already.
+function graph.call_order(calls)
+  local site, order, in_order = calls.site, {}, true
+  for i = 1, #site do
+    order[i] = i
+    if i > 1 and site[i - 1] > site[i] then in_order = false end
+  end
+  if not in_order then table.sort(order, function(a, b) return site[a] < site[b] end) end
+  return order
+end
+
 -- The end of a function: address + size, or the end of its last block when
 -- it lies beyond (the size unknown: 0). columns: f's graph as
 -- lazyprobe.graph_columns gives it, or nil (no blocks).
