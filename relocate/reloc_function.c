@@ -171,14 +171,14 @@ static lp_status drain(builder *b) {
 }
 
 static const x64_insn *prev_insn(void *ctx, const x64_insn *cur) {
-  const reloc_plan *p = ctx;
+  reloc_plan *p = ctx;
   for (unsigned len = 1; len <= 15 && cur->addr - len >= p->lo && cur->addr - len < cur->addr;
        len++) {
     int32_t s = p->at[cur->addr - len - p->lo];
     if (s == 0) return NULL;
     if (s < 0) continue;
-    const x64_insn *in = &p->insns[s - 1].x;
-    if (in->len != len) return NULL;
+    x64_insn *in = &p->insns[s - 1].x;
+    if (in->len != len || !x64_decode_operands(in)) return NULL;
     switch (in->flow) {
     case X64_FLOW_JMP:
     case X64_FLOW_JMP_INDIRECT:
@@ -283,10 +283,10 @@ static bool base_of_cached(builder *b, int reg, uint64_t *table, uint64_t *ref) 
 
 /* Does IN name table TB: a RIP-relative reference to it (the lea of a base),
  * or, for an absolute table, a disp32 without base (non-PIE)? */
-static bool names_table(const x64_insn *in, const reloc_table *tb) {
+static bool names_table(x64_insn *in, const reloc_table *tb) {
   if (in->disp_size != 32) return false;
   if (in->rip_relative) return in->rip_target == tb->table;
-  if (tb->kind == X64_TABLE_REL32) return false;
+  if (tb->kind == X64_TABLE_REL32 || !x64_decode_operands(in)) return false;
   for (unsigned k = 0; k < in->nops; k++) {
     const x64_operand *o = &in->op[k];
     if (o->type == X64_OP_MEM && o->base == 0 && (uint64_t)o->disp == tb->table) return true;

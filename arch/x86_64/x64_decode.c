@@ -1,6 +1,7 @@
 /* x64_decode.c — Zydis 4 behind x64_decode.h: classify control flow, find the
  * branch target and the disp32, the status flags read and written, simplify
- * operands. */
+ * operands (only where deciding these needs them; x64_decode_operands for the
+ * rest, when asked). */
 #include "x64_decode.h"
 
 #include <string.h>
@@ -23,9 +24,8 @@ int x64_widen(ZydisRegister r) {
   return w != ZYDIS_REGISTER_NONE ? (int)w : (int)r;
 }
 
-static x64_flow classify(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *ops) {
-  bool direct = zi->operand_count_visible > 0 && ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE &&
-                ops[0].imm.is_relative;
+static x64_flow classify(const ZydisDecodedInstruction *zi) {
+  bool direct = zi->raw.imm[0].is_relative;
   switch (zi->mnemonic) {
   case ZYDIS_MNEMONIC_JMP: return direct ? X64_FLOW_JMP : X64_FLOW_JMP_INDIRECT;
   case ZYDIS_MNEMONIC_CALL: return direct ? X64_FLOW_CALL : X64_FLOW_CALL_INDIRECT;
@@ -49,69 +49,46 @@ static x64_flow classify(const ZydisDecodedInstruction *zi, const ZydisDecodedOp
 }
 
 static uint8_t compact(ZydisAccessedFlagsMask m) {
-  static const struct { ZydisAccessedFlagsMask z; uint8_t f; } map[] = {
-      {ZYDIS_CPUFLAG_CF, X64_FLAG_CF}, {ZYDIS_CPUFLAG_PF, X64_FLAG_PF},
-      {ZYDIS_CPUFLAG_AF, X64_FLAG_AF}, {ZYDIS_CPUFLAG_ZF, X64_FLAG_ZF},
-      {ZYDIS_CPUFLAG_SF, X64_FLAG_SF}, {ZYDIS_CPUFLAG_OF, X64_FLAG_OF},
-  };
-  uint8_t f = 0;
-  for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-    if (m & map[i].z) f |= map[i].f;
-  return f;
+  return (uint8_t)(((m & ZYDIS_CPUFLAG_CF) ? X64_FLAG_CF : 0) | ((m & ZYDIS_CPUFLAG_PF) ? X64_FLAG_PF : 0) |
+                   ((m & ZYDIS_CPUFLAG_AF) ? X64_FLAG_AF : 0) | ((m & ZYDIS_CPUFLAG_ZF) ? X64_FLAG_ZF : 0) |
+                   ((m & ZYDIS_CPUFLAG_SF) ? X64_FLAG_SF : 0) | ((m & ZYDIS_CPUFLAG_OF) ? X64_FLAG_OF : 0));
 }
 
-/* A shift or rotate by 0 (CL, or an immediate masked to 0) leaves the flags
- * alone; so does a rep-prefixed string instruction with rcx = 0. */
-static bool may_keep_flags(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *ops) {
-  if (zi->attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE))
-    return true;
-  switch (zi->mnemonic) {
+static bool is_shift(ZydisMnemonic m) {
+  switch (m) {
   case ZYDIS_MNEMONIC_SHL: case ZYDIS_MNEMONIC_SHR: case ZYDIS_MNEMONIC_SAR:
   case ZYDIS_MNEMONIC_ROL: case ZYDIS_MNEMONIC_ROR: case ZYDIS_MNEMONIC_RCL:
-  case ZYDIS_MNEMONIC_RCR: case ZYDIS_MNEMONIC_SHLD: case ZYDIS_MNEMONIC_SHRD: {
-    const ZydisDecodedOperand *count = &ops[zi->operand_count_visible - 1];
-    if (count->type != ZYDIS_OPERAND_TYPE_IMMEDIATE) return true;
-    return (count->imm.value.u & (zi->operand_width == 64 ? 63 : 31)) == 0;
-  }
+  case ZYDIS_MNEMONIC_RCR: case ZYDIS_MNEMONIC_SHLD: case ZYDIS_MNEMONIC_SHRD: return true;
   default: return false;
   }
 }
 
-bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out) {
-  ZydisDecoderContext ctx;
-  ZydisDecodedInstruction zi;
-  ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT_VISIBLE];
-  /* the visible operands only: the hidden ones (rsp of a push, flags) are
-   * not needed here, and decoding them was a third of Zydis's time */
-  if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(x64_zydis_decoder(), &ctx, code, avail, &zi)) ||
-      !ZYAN_SUCCESS(ZydisDecoderDecodeOperands(x64_zydis_decoder(), &ctx, &zi, ops, zi.operand_count_visible)))
-    return false;
+/* A shift or rotate by 0 (CL, or an immediate masked to 0) leaves the flags
+ * alone; so does a rep-prefixed string instruction with rcx = 0.  OPS: the
+ * visible operands, decoded for every shift. */
+static bool may_keep_flags(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *ops) {
+  if (zi->attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE))
+    return true;
+  if (!is_shift(zi->mnemonic)) return false;
+  const ZydisDecodedOperand *count = &ops[zi->operand_count_visible - 1];
+  if (count->type != ZYDIS_OPERAND_TYPE_IMMEDIATE) return true;
+  return (count->imm.value.u & (zi->operand_width == 64 ? 63 : 31)) == 0;
+}
 
-  memset(out, 0, sizeof *out);
-  out->addr = addr;
-  out->len = zi.length;
-  memcpy(out->bytes, code, zi.length);
-  out->mnemonic = zi.mnemonic;
-  out->flow = classify(&zi, ops);
-  if (out->flow == X64_FLOW_JCC) out->cc = zi.opcode & 0x0f;
-  out->disp_size = zi.raw.disp.size;
-  out->disp_offset = zi.raw.disp.offset;
-  if (zi.cpu_flags) {
-    const ZydisAccessedFlags *f = zi.cpu_flags;
-    out->flags_read = compact(f->tested);
-    if (!may_keep_flags(&zi, ops))
-      out->flags_written = compact(f->modified | f->set_0 | f->set_1 | f->undefined);
-  }
-
-  for (unsigned i = 0; i < zi.operand_count_visible; i++) {
+/* The fields that come from the visible operands: a relative immediate's
+ * target, a [rip+disp32] operand and what it names, the first two operands
+ * simplified. */
+static void keep_operands(const ZydisDecodedInstruction *zi, const ZydisDecodedOperand *ops,
+                          x64_insn *out) {
+  for (unsigned i = 0; i < zi->operand_count_visible; i++) {
     const ZydisDecodedOperand *o = &ops[i];
     if (o->type == ZYDIS_OPERAND_TYPE_IMMEDIATE && o->imm.is_relative) {
       ZyanU64 abs;
-      if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(&zi, o, addr, &abs))) out->target = abs;
+      if (ZYAN_SUCCESS(ZydisCalcAbsoluteAddress(zi, o, out->addr, &abs))) out->target = abs;
     }
     if (o->type == ZYDIS_OPERAND_TYPE_MEMORY && o->mem.base == ZYDIS_REGISTER_RIP) {
       out->rip_relative = true;
-      out->rip_target = addr + zi.length + (uint64_t)o->mem.disp.value;
+      out->rip_target = out->addr + zi->length + (uint64_t)o->mem.disp.value;
     }
     if (i < 2) {
       x64_operand *s = &out->op[i];
@@ -138,7 +115,67 @@ bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out)
       out->nops = (uint8_t)(i + 1);
     }
   }
+  out->operands_decoded = true;
+}
+
+/* Does what x64_decode decides need the operands?  A relative immediate (the
+ * target), an indirect jmp or call (read by the jump-table matcher and the
+ * tail-call test), a memory operand that may be RIP-relative (modrm mod 00,
+ * rm 101 is the only encoding of one in 64-bit mode; Zydis says whether it is
+ * one), a shift or rotate (whether its count can be 0).  Skipping the others'
+ * was two thirds of the operand decoding, a quarter of Zydis's time. */
+static bool operands_needed(const ZydisDecodedInstruction *zi, x64_flow flow) {
+  if (zi->raw.imm[0].is_relative || zi->raw.imm[1].is_relative) return true;
+  if (flow == X64_FLOW_JMP_INDIRECT || flow == X64_FLOW_CALL_INDIRECT) return true;
+  if ((zi->attributes & ZYDIS_ATTRIB_HAS_MODRM) && zi->raw.modrm.mod == 0 && zi->raw.modrm.rm == 5)
+    return true;
+  return is_shift(zi->mnemonic);
+}
+
+bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out) {
+  ZydisDecoderContext ctx;
+  ZydisDecodedInstruction zi;
+  ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT_VISIBLE];
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(x64_zydis_decoder(), &ctx, code, avail, &zi)))
+    return false;
+
+  memset(out, 0, sizeof *out);
+  out->addr = addr;
+  out->len = zi.length;
+  memcpy(out->bytes, code, zi.length);
+  out->mnemonic = zi.mnemonic;
+  out->flow = classify(&zi);
+  if (out->flow == X64_FLOW_JCC) out->cc = zi.opcode & 0x0f;
+  out->disp_size = zi.raw.disp.size;
+  out->disp_offset = zi.raw.disp.offset;
+
+  /* the visible operands only: the hidden ones (rsp of a push, flags) are
+   * not needed here, and decoding them was a third of Zydis's time */
+  bool decoded = operands_needed(&zi, out->flow);
+  if (decoded) {
+    if (!ZYAN_SUCCESS(ZydisDecoderDecodeOperands(x64_zydis_decoder(), &ctx, &zi, ops, zi.operand_count_visible)))
+      return false;
+    keep_operands(&zi, ops, out);
+  }
+  if (zi.cpu_flags) {
+    const ZydisAccessedFlags *f = zi.cpu_flags;
+    out->flags_read = compact(f->tested);
+    if (!may_keep_flags(&zi, decoded ? ops : NULL))
+      out->flags_written = compact(f->modified | f->set_0 | f->set_1 | f->undefined);
+  }
   /* a RIP-relative operand must carry a 32-bit displacement we can patch */
   if (out->rip_relative && out->disp_size != 32) return false;
+  return true;
+}
+
+bool x64_decode_operands(x64_insn *in) {
+  if (in->operands_decoded) return true;
+  ZydisDecoderContext ctx;
+  ZydisDecodedInstruction zi;
+  ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT_VISIBLE];
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(x64_zydis_decoder(), &ctx, in->bytes, in->len, &zi)) ||
+      !ZYAN_SUCCESS(ZydisDecoderDecodeOperands(x64_zydis_decoder(), &ctx, &zi, ops, zi.operand_count_visible)))
+    return false;
+  keep_operands(&zi, ops, in);
   return true;
 }

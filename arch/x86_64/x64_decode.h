@@ -4,7 +4,8 @@
  * raw bytes, the control-flow class, a direct branch's target, the position of
  * a RIP-relative (or absolute) disp32, the status flags it reads and writes
  * (for flags liveness), and up to two simplified operands for the jump-table
- * matcher.  Knows nothing of functions or layout. */
+ * matcher (decoded on demand: most instructions never need them).  Knows
+ * nothing of functions or layout. */
 #ifndef X64_DECODE_H
 #define X64_DECODE_H
 
@@ -62,6 +63,10 @@ typedef struct x64_insn {
                            undefined); none for a shift or rotate whose count
                            may be 0 and for rep-prefixed string instructions,
                            which may leave them as they were */
+  bool operands_decoded;/* op[] and nops are filled: always for a relative branch
+                           or call, an indirect jmp or call, a RIP-relative
+                           operand and a shift; for the others once
+                           x64_decode_operands is asked */
   uint8_t nops;         /* visible operands kept in op[] (at most 2) */
   x64_operand op[2];
 } x64_insn;
@@ -69,5 +74,9 @@ typedef struct x64_insn {
 /* Decodes one instruction at run-time address ADDR from CODE (AVAIL bytes
  * readable).  False when the bytes are not a valid instruction. */
 bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out);
+
+/* Fills IN's op[] and nops when x64_decode left them out (decoding its bytes
+ * again); true when they are filled. */
+bool x64_decode_operands(x64_insn *in);
 
 #endif

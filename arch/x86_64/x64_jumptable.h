@@ -60,7 +60,8 @@ typedef struct x64_table_match {
 } x64_table_match;
 
 /* The instruction that falls through into CUR (ends at CUR's address and does
- * not end its path), or NULL. */
+ * not end its path), with its operands decoded (x64_decode_operands), or NULL.
+ * JMP itself is indirect: x64_decode gave it its operands. */
 typedef const x64_insn *(*x64_prev_insn)(void *ctx, const x64_insn *cur);
 
 bool x64_match_jump_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx,

@@ -49,6 +49,11 @@ static reloc_function_desc desc(const fn_case *c) {
                                .readonly = readonly, .nreadonly = nreadonly};
 }
 
+/* An instruction with its operands, which the checks below read. */
+static bool decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out) {
+  return x64_decode(code, avail, addr, out) && x64_decode_operands(out);
+}
+
 static void dump(const char *what, const uint8_t *b, size_t n) {
   printf("  %s:", what);
   for (size_t i = 0; i < n; i++) printf(" %02x", b[i]);
@@ -60,7 +65,7 @@ static void dump(const char *what, const uint8_t *b, size_t n) {
 static uint64_t follow(const uint8_t *out, uint64_t dest, size_t size, uint64_t a) {
   for (int steps = 0; steps < 16 && a >= dest && a < dest + size; steps++) {
     x64_insn i;
-    if (!x64_decode(out + (a - dest), dest + size - a, a, &i)) return a;
+    if (!decode(out + (a - dest), dest + size - a, a, &i)) return a;
     bool rax = i.op[0].type == X64_OP_REG && i.op[0].reg == ZYDIS_REGISTER_RAX;
     bool probe = (i.mnemonic == ZYDIS_MNEMONIC_INC && i.rip_relative) ||
                  (i.mnemonic == ZYDIS_MNEMONIC_MOV && i.rip_relative && i.op[1].type == X64_OP_IMM) ||
@@ -90,8 +95,8 @@ static void oracle(const char *name, const fn_case *c, const reloc_plan *p, cons
     int64_t off = reloc_copy_offset(p, a);
     if (off < 0) continue;
     x64_insn o, n;
-    if (!x64_decode(c->code + (a - d.code_base), d.hi - a, a, &o) ||
-        !x64_decode(out + off, 15, dest + (uint64_t)off, &n)) {
+    if (!decode(c->code + (a - d.code_base), d.hi - a, a, &o) ||
+        !decode(out + off, 15, dest + (uint64_t)off, &n)) {
       CHECK(0, "oracle cannot decode at 0x%" PRIx64, a);
       continue;
     }
@@ -111,7 +116,7 @@ static void oracle(const char *name, const fn_case *c, const reloc_plan *p, cons
       x64_insn j;
       size_t at = (size_t)off + n.len + 2;
       bool ok = n.mnemonic == o.mnemonic && n.target == dest + at &&
-                x64_decode(out + at, 5, dest + at, &j) && j.flow == X64_FLOW_JMP &&
+                decode(out + at, 5, dest + at, &j) && j.flow == X64_FLOW_JMP &&
                 follow(out, dest, copy_size, j.target) == want;
       CHECK(ok, "short branch at 0x%" PRIx64 " not rewritten to reach 0x%" PRIx64, a, want);
       break;
@@ -172,7 +177,7 @@ static void check_origins(const char *name, const fn_case *c, const reloc_plan *
     for (size_t len = 1; len <= 8 && len <= o[k].offset && !explained; len++) {
       x64_insn i;
       size_t at = o[k].offset - len;
-      if (!x64_decode(out + at, len, DEST + at, &i) || i.len != len) continue;
+      if (!decode(out + at, len, DEST + at, &i) || i.len != len) continue;
       bool rax = i.op[0].type == X64_OP_REG && i.op[0].reg == ZYDIS_REGISTER_RAX;
       explained = ((i.mnemonic == ZYDIS_MNEMONIC_PUSHFQ || (i.mnemonic == ZYDIS_MNEMONIC_PUSH && rax)) &&
                    moved == 8) ||
@@ -1241,7 +1246,7 @@ static void test_table_pic_variant(void) {
   if (p && out) { /* follow the copy's own lea and table to each case */
     int64_t lea = reloc_copy_offset(p, SRC);
     x64_insn l;
-    CHECK(lea == 0 && x64_decode(out, 15, DEST, &l), "lea not first");
+    CHECK(lea == 0 && decode(out, 15, DEST, &l), "lea not first");
     uint64_t table = l.rip_target;
     static const uint64_t cases[] = {0x1c, 0x1f, 0x21};
     for (size_t k = 0; k < 3; k++) {
@@ -1393,7 +1398,7 @@ static void test_table_computed_goto(void) {
         CHECK(p && info.njump_tables == 1 && !info.leaves_to_original, "%zu tables, leaves %d",
               info.njump_tables, info.leaves_to_original);
         x64_insn l;
-        if (p && out && reloc_copy_offset(p, SRC) == 0 && x64_decode(out, 15, DEST, &l)) {
+        if (p && out && reloc_copy_offset(p, SRC) == 0 && decode(out, 15, DEST, &l)) {
           uint64_t table = l.rip_target; /* the copy's lea names the copy's table: */
           bool inside = table >= DEST && table + 32 <= DEST + info.copy_size;
           CHECK(inside, "the lea names no table of the copy");
@@ -1443,8 +1448,8 @@ static void test_table_computed_goto(void) {
           info.njump_tables, info.leaves_to_original);
     int64_t lea_at = p ? reloc_copy_offset(p, SRC) : -1, load_at = p ? reloc_copy_offset(p, SRC + 0x24) : -1;
     x64_insn l, m;
-    if (p && out && lea_at >= 0 && load_at >= 0 && x64_decode(out + lea_at, 15, DEST + (uint64_t)lea_at, &l) &&
-        x64_decode(out + load_at, 15, DEST + (uint64_t)load_at, &m)) {
+    if (p && out && lea_at >= 0 && load_at >= 0 && decode(out + lea_at, 15, DEST + (uint64_t)lea_at, &l) &&
+        decode(out + load_at, 15, DEST + (uint64_t)load_at, &m)) {
       uint64_t first = l.rip_target, own = first + (uint64_t)m.op[1].disp;
       CHECK(m.op[1].type == X64_OP_MEM && m.op[1].base == ZYDIS_REGISTER_R8 && m.op[1].disp != 0 &&
                 own >= DEST && own + 32 <= DEST + info.copy_size && own != first,
@@ -1692,7 +1697,7 @@ static void check_copied_table(const char *name, const reloc_plan *p, const uint
   for (size_t r = 0; r < nrefs; r++) {
     int64_t off = reloc_copy_offset(p, SRC + refs[r]);
     x64_insn n;
-    if (off < 0 || !x64_decode(out + off, copy_size - (size_t)off, DEST + (uint64_t)off, &n)) {
+    if (off < 0 || !decode(out + off, copy_size - (size_t)off, DEST + (uint64_t)off, &n)) {
       CHECK(0, "no copy of the table reference at 0x%zx", refs[r]);
       return;
     }
@@ -1985,7 +1990,7 @@ static void test_table_loaded_twice(void) {
   for (int k = 0; p && out && k < 2; k++) {
     int64_t off = reloc_copy_offset(p, loads[k]);
     x64_insn n;
-    CHECK(off >= 0 && x64_decode(out + off, 15, DEST + (uint64_t)off, &n) && n.rip_relative,
+    CHECK(off >= 0 && decode(out + off, 15, DEST + (uint64_t)off, &n) && n.rip_relative,
           "load %d not copied", k);
     if (off < 0) continue;
     tables[k] = n.rip_target;
