@@ -1,17 +1,17 @@
-/* lines.c — the DWARF line table of a module (lines.h), read with libdw.
+/* lines.c — the DWARF line table of a module (lines.h).
  *
- * libdw decodes each compilation unit's line program (DWARF 2 to 5, compressed
- * sections included) and hands the rows back sorted by address, an
- * end_sequence row before an ordinary row at the same address.  From them we
- * rebuild the sequences ([first row, end_sequence) ranges), keep one row per
- * address (the last one, as binutils' addr2line does), give every file one
- * absolute normalised path, and merge all units into one sorted table.
- * Sequences outside the module's executable sections (code the linker
- * discarded, relocated to 0 or to a tombstone) are dropped, and so is a
- * sequence that overlaps one already kept (a line table read twice).
- * Known limit: libdw's sort interleaves sequences that overlap (two discarded
- * functions both at 0); one long enough to reach real code would blur it. */
+ * libdw finds the DWARF (the file's own, decompressed, or a separate debug
+ * file's) and its compilation units; each unit's line program is read by
+ * dwarf_line.c, whose rows come in program order: sequence by sequence, each
+ * by rising address.  We keep one row per address (the last one, as binutils'
+ * addr2line does), give every file one absolute normalised path, and merge
+ * the sequences of all units into one sorted table.  Sequences outside the
+ * module's executable sections (code the linker discarded, relocated to 0 or
+ * to a tombstone) are dropped, and so is a sequence that overlaps one already
+ * kept (a line table read twice). */
 #include "lines.h"
+
+#include "dwarf_line.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -161,106 +161,101 @@ static int in_code(const builder *b, uint64_t addr) {
 
 /* {=== one compilation unit ===*/
 
-/* A file name of the unit as libdw gives it, and its global index once used. */
-typedef struct unit_file {
-  const char *name; /* libdw's string: dwarf_linesrc returns the same pointer */
-  uint32_t index;   /* UINT32_MAX until interned */
-} unit_file;
+/* A unit's rows arriving in program order (dwarf_line.c). */
+typedef struct unit_rows {
+  builder *b;
+  const dwarf_line_unit *u;
+  const char *comp_dir;
+  uint32_t *index; /* the unit's file k as a file of the table, UINT32_MAX until interned */
+  uint32_t unknown; /* the file "???" for an index past the unit's table, UINT32_MAX until interned */
+  bool open;       /* inside a sequence */
+} unit_rows;
 
-static lp_status add_unit(builder *b, Dwarf_Die *cudie, const char *path) {
-  Dwarf_Lines *lines;
-  size_t nlines;
-  if (dwarf_getsrclines(cudie, &lines, &nlines) != 0)
-    return lp_fail("%s: bad DWARF line table: %s", path, dwarf_errmsg(-1));
-  if (nlines == 0) return LP_OK;
+static uint32_t file_of(unit_rows *x, uint32_t k) {
+  if (!x->index) {
+    x->index = malloc((x->u->nfiles ? x->u->nfiles : 1) * sizeof *x->index);
+    if (!x->index) return UINT32_MAX;
+    memset(x->index, 0xff, (x->u->nfiles ? x->u->nfiles : 1) * sizeof *x->index);
+  }
+  if (k >= x->u->nfiles) {
+    if (x->unknown == UINT32_MAX) x->unknown = intern(x->b, normalise(x->comp_dir, "???"));
+    return x->unknown;
+  }
+  if (x->index[k] == UINT32_MAX) x->index[k] = intern(x->b, normalise(x->comp_dir, x->u->files[k]));
+  return x->index[k];
+}
 
-  Dwarf_Files *files;
-  size_t nfiles = 0;
-  if (dwarf_getsrcfiles(cudie, &files, &nfiles) != 0)
-    return lp_fail("%s: bad DWARF file table: %s", path, dwarf_errmsg(-1));
+/* One row: a sequence's rows by rising address, one per address (the last
+ * one, is_stmt when any was), closed by the end_sequence row.  A row at the
+ * end address covers nothing and is dropped, and so is one whose address
+ * goes back (no compiler here emits one; libdw would sort it in). */
+static lp_status add_row(void *ctx, const dwarf_line_row *r) {
+  unit_rows *x = ctx;
+  builder *b = x->b;
+  seq_build *s = x->open ? &b->seqs[b->nseqs - 1] : NULL;
+  if (r->end_sequence) {
+    if (!s) return LP_OK;
+    while (b->nrows > s->first && b->rows[b->nrows - 1].addr >= r->addr) b->nrows--;
+    s->hi = r->addr;
+    s->n = b->nrows - s->first;
+    x->open = false;
+    return LP_OK;
+  }
+  bool stmt = r->stmt;
+  if (!s) {
+    if (grow((void **)&b->seqs, &b->capseqs, b->nseqs + 1, sizeof *b->seqs)) return lp_fail("out of memory");
+    b->seqs[b->nseqs++] = (seq_build){.lo = r->addr, .hi = r->addr, .first = b->nrows, .n = 0};
+    x->open = true;
+  } else if (b->nrows > s->first) {
+    uint64_t last = b->rows[b->nrows - 1].addr;
+    if (r->addr < last) return LP_OK;
+    if (r->addr == last) stmt |= b->rows[--b->nrows].stmt;
+  }
+  uint32_t file = file_of(x, r->file);
+  if (file == UINT32_MAX || grow((void **)&b->rows, &b->caprows, b->nrows + 1, sizeof *b->rows))
+    return lp_fail("out of memory");
+  b->rows[b->nrows++] = (core_line){.addr = r->addr, .file = file, .line = r->line, .stmt = stmt};
+  return LP_OK;
+}
+
+static lp_status add_unit(builder *b, const dwarf_line_sections *sec, Dwarf_Die *cudie, const char *path) {
   Dwarf_Attribute attr;
+  Dwarf_Word offset;
+  if (dwarf_formudata(dwarf_attr(cudie, DW_AT_stmt_list, &attr), &offset) != 0)
+    return lp_fail("%s: bad DWARF line table offset: %s", path, dwarf_errmsg(-1));
   const char *comp_dir = dwarf_formstring(dwarf_attr(cudie, DW_AT_comp_dir, &attr));
+  dwarf_line_unit u;
+  unit_rows x = {.b = b, .u = &u, .comp_dir = comp_dir, .unknown = UINT32_MAX};
+  lp_status st = dwarf_line_read(sec, offset, comp_dir, &u, add_row, &x);
+  if (x.open) b->nseqs--; /* a sequence without its end_sequence row covers nothing */
+  free(x.index);
+  dwarf_line_unit_free(&u);
+  return st == LP_OK ? LP_OK : lp_context("%s", path);
+}
 
-  unit_file *uf = calloc(nfiles ? nfiles : 1, sizeof *uf);
-  if (!uf) return lp_fail("out of memory");
-  for (size_t i = 0; i < nfiles; i++) {
-    uf[i].name = dwarf_filesrc(files, i, NULL, NULL);
-    uf[i].index = UINT32_MAX;
+/* The bytes of section NAME of ELF (decompressed: SHF_COMPRESSED, or .zdebug_*
+ * for NAME .debug_*), NULL when it is absent. */
+static const uint8_t *section_bytes(Elf *elf, const char *name, size_t *size) {
+  size_t shstrndx;
+  *size = 0;
+  if (elf_getshdrstrndx(elf, &shstrndx) != 0) return NULL;
+  Elf_Scn *scn = NULL;
+  while ((scn = elf_nextscn(elf, scn))) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS) continue;
+    const char *n = elf_strptr(elf, shstrndx, sh.sh_name);
+    if (!n) continue;
+    bool gnu = n[0] == '.' && n[1] == 'z' && strcmp(n + 2, name + 2) == 0;
+    if (!gnu && strcmp(n, name) != 0) continue;
+    if (gnu ? elf_compress_gnu(scn, 0, 0) < 0
+            : (sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+      return NULL;
+    Elf_Data *d = elf_getdata(scn, NULL);
+    if (!d || !d->d_buf) return NULL;
+    *size = d->d_size;
+    return d->d_buf;
   }
-
-  lp_status st = LP_OK;
-  size_t last = 0;  /* the unit file of the previous row: rows rarely change file */
-  int open = 0;     /* inside a sequence */
-  int have_closed = 0;    /* a sequence was closed ... */
-  Dwarf_Addr closed = 0;  /* ... at this address, the last time */
-  for (size_t i = 0; i < nlines; i++) {
-    Dwarf_Line *line = dwarf_onesrcline(lines, i);
-    Dwarf_Addr addr;
-    bool end = false;
-    if (!line || dwarf_lineaddr(line, &addr) != 0 || dwarf_lineendsequence(line, &end) != 0) {
-      st = lp_fail("%s: bad DWARF line row: %s", path, dwarf_errmsg(-1));
-      break;
-    }
-    if (end) { /* closes the open sequence */
-      if (open) {
-        seq_build *s = &b->seqs[b->nseqs - 1];
-        s->hi = addr;
-        s->n = b->nrows - s->first;
-        open = 0;
-      }
-      have_closed = 1;
-      closed = addr;
-      continue;
-    }
-    /* A row at the very address where its sequence ends covers nothing, but
-     * libdw sorts it after the end_sequence row: it would seem to open a new
-     * sequence that swallows the gap up to the unit's next one.  Told apart
-     * from a sequence that really starts there by the unit's address ranges. */
-    if (!open && have_closed && addr == closed && dwarf_haspc(cudie, addr) == 0) continue;
-
-    /* The row's file: find libdw's name pointer among the unit's files. */
-    const char *name = dwarf_linesrc(line, NULL, NULL);
-    size_t k = nfiles;
-    if (name && last < nfiles && uf[last].name == name) k = last;
-    for (size_t j = 0; name && k == nfiles && j < nfiles; j++)
-      if (uf[j].name == name) k = j;
-    uint32_t file;
-    if (k < nfiles) {
-      if (uf[k].index == UINT32_MAX) uf[k].index = intern(b, normalise(comp_dir, uf[k].name));
-      file = uf[k].index;
-      last = k;
-    } else { /* not one of the unit's file entries: intern by string */
-      file = intern(b, normalise(comp_dir, name ? name : "???"));
-    }
-    if (file == UINT32_MAX) {
-      st = lp_fail("out of memory");
-      break;
-    }
-    int lineno = 0;
-    dwarf_lineno(line, &lineno);
-    bool stmt = false;
-    dwarf_linebeginstatement(line, &stmt);
-
-    if (!open) {
-      if (grow((void **)&b->seqs, &b->capseqs, b->nseqs + 1, sizeof *b->seqs)) {
-        st = lp_fail("out of memory");
-        break;
-      }
-      b->seqs[b->nseqs++] = (seq_build){.lo = addr, .hi = addr, .first = b->nrows, .n = 0};
-      open = 1;
-    } else if (b->nrows > b->seqs[b->nseqs - 1].first && b->rows[b->nrows - 1].addr == addr) {
-      stmt |= b->rows[--b->nrows].stmt; /* one row per address: the last one wins */
-    }
-    if (grow((void **)&b->rows, &b->caprows, b->nrows + 1, sizeof *b->rows)) {
-      st = lp_fail("out of memory");
-      break;
-    }
-    b->rows[b->nrows++] = (core_line){.addr = addr, .file = file,
-                                      .line = lineno > 0 ? (uint32_t)lineno : 0, .stmt = stmt};
-  }
-  if (open) b->nseqs--; /* a sequence without its end_sequence row covers nothing */
-  free(uf);
-  return st;
+  return NULL;
 }
 
 /* }=== */
@@ -476,6 +471,11 @@ lp_status core_lines_load(const char *elf_path, core_lines *out) {
     dwarf = debug.dwarf;
   }
 
+  Elf *delf = dwarf_getelf(dwarf);
+  dwarf_line_sections sec = {0};
+  sec.line = section_bytes(delf, ".debug_line", &sec.line_size);
+  sec.line_str = section_bytes(delf, ".debug_line_str", &sec.line_str_size);
+  sec.str = section_bytes(delf, ".debug_str", &sec.str_size);
   Dwarf_CU *cu = NULL;
   Dwarf_Die cudie;
   uint8_t unit_type;
@@ -485,7 +485,7 @@ lp_status core_lines_load(const char *elf_path, core_lines *out) {
     int tag = dwarf_tag(&cudie);
     if (tag != DW_TAG_compile_unit && tag != DW_TAG_partial_unit) continue;
     if (!dwarf_hasattr(&cudie, DW_AT_stmt_list)) continue;
-    if (add_unit(&b, &cudie, elf_path) != LP_OK) goto fail;
+    if (add_unit(&b, &sec, &cudie, elf_path) != LP_OK) goto fail;
   }
   if (rc < 0) {
     st = lp_fail("%s: bad DWARF unit: %s", elf_path, dwarf_errmsg(-1));

@@ -1,6 +1,6 @@
 /* lines.h — the source-line table of an ELF module: which source file and line
  * each link-time code address comes from, read from the DWARF line table
- * (.debug_line, through libdw), of the file itself or of its separate debug
+ * (.debug_line, read by dwarf_line.c), of the file itself or of its separate debug
  * file under /usr/lib/debug.  Owns nothing else: no symbols, no inlining, no
  * run-time addresses (add the load bias, as for module.h). */
 #ifndef CORE_LINES_H

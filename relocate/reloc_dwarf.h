@@ -1,6 +1,6 @@
 /* reloc_dwarf.h — private to reloc_unwind.c and reloc_lsda.c: a growable
- * byte buffer with the DWARF writers (LEB128, little-endian), a bounded
- * reader with the DWARF readers, and the DW_EH_PE encodings they share. */
+ * byte buffer with the DWARF writers (LEB128, little-endian), the DW_EH_PE
+ * encodings they share, read through core/dwarf_read.h's bounded reader. */
 #ifndef RELOC_DWARF_H
 #define RELOC_DWARF_H
 
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dwarf_read.h"
 #include "reloc_unwind.h"
 
 /* {=== DW_EH_PE pointer encodings (LSB Core, "DWARF Extensions") ===*/
@@ -74,49 +75,6 @@ static inline void dw_sleb(dw_buf *o, int64_t v) {
     dw_u8(o, (uint8_t)(b | (done ? 0 : 0x80)));
     if (done) return;
   }
-}
-
-/* A bounded reader over [p, end); addr is the run-time address of p. */
-typedef struct dw_cursor {
-  const uint8_t *p, *end;
-  uint64_t addr;
-  bool bad; /* a read ran past end or met an unsupported form */
-} dw_cursor;
-
-static inline uint64_t dw_read_le(dw_cursor *c, unsigned size) {
-  if (c->bad || (size_t)(c->end - c->p) < size) {
-    c->bad = true;
-    return 0;
-  }
-  uint64_t v = 0;
-  for (unsigned i = 0; i < size; i++) v |= (uint64_t)c->p[i] << (8 * i);
-  c->p += size;
-  c->addr += size;
-  return v;
-}
-
-static inline uint64_t dw_read_uleb(dw_cursor *c) {
-  uint64_t v = 0;
-  for (unsigned shift = 0;; shift += 7) {
-    uint8_t b = (uint8_t)dw_read_le(c, 1);
-    if (c->bad) return 0;
-    if (shift < 64) v |= (uint64_t)(b & 0x7f) << shift;
-    if (!(b & 0x80)) return v;
-  }
-}
-
-static inline int64_t dw_read_sleb(dw_cursor *c) {
-  uint64_t v = 0;
-  unsigned shift = 0;
-  uint8_t b;
-  do {
-    b = (uint8_t)dw_read_le(c, 1);
-    if (c->bad) return 0;
-    if (shift < 64) v |= (uint64_t)(b & 0x7f) << shift;
-    shift += 7;
-  } while (b & 0x80);
-  if (shift < 64 && (b & 0x40)) v |= ~(uint64_t)0 << shift; /* sign-extend */
-  return (int64_t)v;
 }
 
 /* Bytes of a fixed-size encoding, 0 for LEB128 and unknown forms. */

@@ -8,8 +8,11 @@
  * whose DWARF sits in a .gnu_debuglink file has the same lines as the
  * original, a non-ELF file fails, core_lines_range returns rows in order within
  * [lo, hi), and the Lua interpreter of the benchmarks (when built) loads fast
- * and agrees with addr2line too.  Runs with no arguments; prints each failure;
- * exit status 0 when all pass. */
+ * and agrees with addr2line too.  lines.c reads the line programs itself
+ * (dwarf_line.c): every row libdw's dwarf_getsrclines gives must be in the
+ * table, same address, line and file (compare_with_libdw), and a program
+ * cut short is an error.  Runs with no arguments; prints each failure; exit
+ * status 0 when all pass. */
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -19,6 +22,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
 
 #include "lines.h"
 #include "unit.h"
@@ -341,6 +348,68 @@ static size_t compare_with_addr2line(const char *what, const char *bin, const co
 
 /* {=== the test programs ===*/
 
+/* libdw as a second reader of the same line programs: every row it gives
+ * (the last at its address, in its sorted order) inside a sequence the table
+ * kept is a row of the table at that address, with the same line and the same
+ * file (libdw's path, joined to the unit's comp_dir when relative, resolved by
+ * realpath: the sources exist here).  Rows at
+ * an address where a sequence ends cover nothing and may be missing. */
+static void compare_with_libdw(const char *what, const char *bin, const core_lines *l) {
+  int fd = open(bin, O_RDONLY | O_CLOEXEC);
+  Dwarf *dw = fd >= 0 ? dwarf_begin(fd, DWARF_C_READ) : NULL;
+  CHECK(dw != NULL, "%s: libdw cannot open %s", what, bin);
+  size_t compared = 0, bad = 0;
+  Dwarf_CU *cu = NULL;
+  Dwarf_Die cudie;
+  uint8_t unit_type;
+  while (dw && dwarf_get_units(dw, cu, &cu, NULL, &unit_type, &cudie, NULL) == 0) {
+    Dwarf_Lines *lines;
+    size_t n;
+    if (dwarf_getsrclines(&cudie, &lines, &n) != 0) continue;
+    Dwarf_Attribute attr;
+    const char *comp_dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &attr));
+    uint64_t *ends = malloc((n ? n : 1) * sizeof *ends); /* where the unit's sequences end, sorted */
+    size_t nends = 0;
+    for (size_t i = 0; ends && i < n; i++) {
+      Dwarf_Addr e;
+      bool je = false;
+      dwarf_lineendsequence(dwarf_onesrcline(lines, i), &je);
+      if (je && dwarf_lineaddr(dwarf_onesrcline(lines, i), &e) == 0) ends[nends++] = e;
+    }
+    if (ends) qsort(ends, nends, sizeof *ends, cmp_u64);
+    for (size_t i = 0; ends && i < n; i++) {
+      Dwarf_Line *ln = dwarf_onesrcline(lines, i), *next = i + 1 < n ? dwarf_onesrcline(lines, i + 1) : NULL;
+      Dwarf_Addr a, b = 0;
+      bool end = false;
+      dwarf_lineaddr(ln, &a);
+      dwarf_lineendsequence(ln, &end);
+      if (next) dwarf_lineaddr(next, &b);
+      if (end || (next && b == a)) continue; /* not the last row at A */
+      uint64_t key = a;
+      bool ends_here = bsearch(&key, ends, nends, sizeof *ends, cmp_u64) != NULL;
+      const core_line *r = core_lines_find(l, a);
+      if (!r || ends_here) continue; /* outside the kept sequences, or covering nothing */
+      int lineno = 0;
+      dwarf_lineno(ln, &lineno);
+      const char *src = dwarf_linesrc(ln, NULL, NULL);
+      char *joined = src && src[0] != '/' && comp_dir ? fmt("%s/%s", comp_dir, src) : NULL;
+      char *full = src ? realpath(joined ? joined : src, NULL) : NULL;
+      free(joined);
+      bool same = r->addr == a && r->line == (uint32_t)lineno && full && strcmp(l->files[r->file], full) == 0;
+      if (!same && bad++ < 5)
+        printf("  %s: 0x%" PRIx64 ": libdw says %s:%d, the table %s:%u at 0x%" PRIx64 "\n", what, (uint64_t)a,
+               src ? src : "?", lineno, l->files[r->file], r->line, r->addr);
+      compared++;
+      free(full);
+    }
+    free(ends);
+  }
+  CHECK(bad == 0, "%s: %zu of %zu rows differ from libdw's", what, bad, compared);
+  CHECK(compared > 20, "%s: only %zu rows compared with libdw's", what, compared);
+  if (dw) dwarf_end(dw);
+  if (fd >= 0) close(fd);
+}
+
 static const char util_h[] =
     "#ifndef UTIL_H\n"
     "#define UTIL_H\n"
@@ -474,6 +543,7 @@ static void test_programs(void) {
       compare_with_addr2line(v->name, bin, &l, "util.h", comp_dir, 1, 1);
       free(comp_dir);
       check_stmt(v->name, bin, &l);
+      compare_with_libdw(v->name, bin, &l);
       CHECK(core_lines_find(&l, 0) == NULL && core_lines_find(&l, UINT64_MAX) == NULL,
             "%s: addresses 0 and ~0 have a line", v->name);
     }
@@ -576,6 +646,38 @@ static void test_errors(void) {
   free(p);
   free(bin);
 
+  /* A line program whose first opcode is an extended one longer than the
+   * unit: an error too (the header is intact; DWARF 5, 32-bit). */
+  bin = fmt("%s/build/prog-O2", tmpdir);
+  p = fmt("%s/bad-line-program", tmpdir);
+  cmd = fmt("cp '%s' '%s' && readelf -SW '%s' | awk '$2 == \".debug_line\" {print $5, $6}'", bin, p, p);
+  f = popen(cmd, "r");
+  if (f && fscanf(f, "%llx %llx", &off, &size) == 2 && size > 16) {
+    FILE *w = fopen(p, "r+b");
+    unsigned char h[12];
+    fseek(w, (long)off, SEEK_SET);
+    if (fread(h, 1, sizeof h, w) == sizeof h && h[4] == 5) {
+      unsigned long hlen = h[8] | h[9] << 8 | (unsigned long)h[10] << 16 | (unsigned long)h[11] << 24;
+      static const unsigned char spoil[] = {0x00, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x02};
+      fseek(w, (long)(off + 12 + hlen), SEEK_SET);
+      fwrite(spoil, 1, sizeof spoil, w);
+      fclose(w);
+      lp_status st = core_lines_load(p, &l);
+      CHECK(st == LP_ERR && strstr(lp_error(), "bad-line-program: bad DWARF line table: extended opcode"),
+            "bad line program: status %d: \"%s\"", st, lp_error());
+      core_lines_free(&l);
+    } else {
+      fclose(w);
+      CHECK(0, "%s: .debug_line is not DWARF 5", bin);
+    }
+  } else {
+    CHECK(0, "no .debug_line in %s", bin);
+  }
+  if (f) pclose(f);
+  free(cmd);
+  free(p);
+  free(bin);
+
   /* An empty table answers nothing. */
   core_lines empty = {0};
   const core_line *first = (const core_line *)1;
@@ -612,6 +714,7 @@ static void test_lua(void) {
   check_table_shape("lua", &l);
   compare_with_addr2line("lua", lua, &l, NULL, NULL, 1, 1);
   check_stmt("lua", lua, &l);
+  compare_with_libdw("lua", lua, &l);
   core_lines_free(&l);
 }
 
