@@ -1,6 +1,6 @@
 /* dwarf_read.h — a bounded little-endian reader with DWARF's LEB128: what
- * every reader of DWARF bytes here shares (the line program, a copy's unwind
- * information and LSDA). */
+ * every reader of DWARF bytes here shares (the line program, .eh_frame, a
+ * copy's unwind information and LSDA). */
 #ifndef CORE_DWARF_READ_H
 #define CORE_DWARF_READ_H
 

@@ -7,6 +7,8 @@
  * instructions are not interpreted here. */
 #include "eh_frame.h"
 
+#include "dwarf_read.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,41 +41,35 @@ typedef struct cursor {
   int bad; /* set once a read ran past end or met an unsupported form */
 } cursor;
 
+/* The bytes through dwarf_read.h's reader, over the rest of C's range. */
+static dw_cursor view(const cursor *c) {
+  return (dw_cursor){c->frame->data + c->pos, c->frame->data + c->end, 0, c->bad != 0};
+}
+
+static void advance_to(cursor *c, const dw_cursor *d) {
+  c->pos = (size_t)(d->p - c->frame->data);
+  c->bad = d->bad;
+}
+
 static uint64_t read_le(cursor *c, unsigned n) {
-  if (c->bad || c->end - c->pos < n) {
-    c->bad = 1;
-    return 0;
-  }
-  uint64_t v = 0;
-  for (unsigned i = 0; i < n; i++) v |= (uint64_t)c->frame->data[c->pos + i] << (8 * i);
-  c->pos += n;
+  dw_cursor d = view(c);
+  uint64_t v = dw_read_le(&d, n);
+  advance_to(c, &d);
   return v;
 }
 
 static uint64_t read_uleb(cursor *c) {
-  uint64_t v = 0;
-  unsigned shift = 0;
-  for (;;) {
-    uint8_t b = (uint8_t)read_le(c, 1);
-    if (c->bad) return 0;
-    if (shift < 64) v |= (uint64_t)(b & 0x7f) << shift;
-    shift += 7;
-    if (!(b & 0x80)) return v;
-  }
+  dw_cursor d = view(c);
+  uint64_t v = dw_read_uleb(&d);
+  advance_to(c, &d);
+  return v;
 }
 
 static int64_t read_sleb(cursor *c) {
-  uint64_t v = 0;
-  unsigned shift = 0;
-  uint8_t b;
-  do {
-    b = (uint8_t)read_le(c, 1);
-    if (c->bad) return 0;
-    if (shift < 64) v |= (uint64_t)(b & 0x7f) << shift;
-    shift += 7;
-  } while (b & 0x80);
-  if (shift < 64 && (b & 0x40)) v |= ~(uint64_t)0 << shift; /* sign-extend */
-  return (int64_t)v;
+  dw_cursor d = view(c);
+  int64_t v = dw_read_sleb(&d);
+  advance_to(c, &d);
+  return v;
 }
 
 /* Reads one pointer in encoding ENC; APPLY = 0 reads the bare value (pc_range). */
