@@ -594,6 +594,49 @@ static void test_programs(void) {
   free(nog);
 }
 
+/* Keeps unit_length, spoils the version and all after it. */
+static bool spoil_from_version(FILE *w, unsigned long long off, unsigned long long size) {
+  fseek(w, (long)off + 4, SEEK_SET);
+  for (unsigned long long i = 4; i < size; i++) fputc(0xff, w);
+  return true;
+}
+
+/* Keeps the header (DWARF 5, 32-bit) and makes the program's first opcode an
+ * extended one longer than the unit. */
+static bool spoil_first_opcode(FILE *w, unsigned long long off, unsigned long long size) {
+  unsigned char h[12];
+  fseek(w, (long)off, SEEK_SET);
+  if (size < 16 || fread(h, 1, sizeof h, w) != sizeof h || h[4] != 5) return false;
+  unsigned long hlen = h[8] | h[9] << 8 | (unsigned long)h[10] << 16 | (unsigned long)h[11] << 24;
+  static const unsigned char spoil[] = {0x00, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x02};
+  fseek(w, (long)(off + 12 + hlen), SEEK_SET);
+  return fwrite(spoil, 1, sizeof spoil, w) == sizeof spoil;
+}
+
+/* A copy of prog-O2 named NAME with its .debug_line spoiled by SPOIL: loading
+ * it must fail with a message containing WANT. */
+static void check_spoiled(const char *name, bool (*spoil)(FILE *, unsigned long long, unsigned long long),
+                          const char *want) {
+  char *bin = fmt("%s/build/prog-O2", tmpdir), *p = fmt("%s/%s", tmpdir, name);
+  char *cmd = fmt("cp '%s' '%s' && readelf -SW '%s' | awk '$2 == \".debug_line\" {print $5, $6}'", bin, p, p);
+  FILE *f = popen(cmd, "r");
+  unsigned long long off = 0, size = 0;
+  FILE *w = f && fscanf(f, "%llx %llx", &off, &size) == 2 && size > 8 ? fopen(p, "r+b") : NULL;
+  bool spoilt = w && spoil(w, off, size);
+  if (w) fclose(w);
+  CHECK(spoilt, "%s: cannot spoil the .debug_line of %s", name, bin);
+  if (spoilt) {
+    core_lines l;
+    lp_status st = core_lines_load(p, &l);
+    CHECK(st == LP_ERR && strstr(lp_error(), want), "%s: status %d: \"%s\"", name, st, lp_error());
+    core_lines_free(&l);
+  }
+  if (f) pclose(f);
+  free(cmd);
+  free(p);
+  free(bin);
+}
+
 static void test_errors(void) {
   core_lines l;
   char *p = fmt("%s/not-elf.txt", tmpdir);
@@ -623,60 +666,11 @@ static void test_errors(void) {
   free(p);
   free(bin);
 
-  /* A line table whose bytes are garbage: an error, not an empty table. */
-  bin = fmt("%s/build/prog-O2", tmpdir);
-  p = fmt("%s/bad-line-table", tmpdir);
-  cmd = fmt("cp '%s' '%s' && readelf -SW '%s' | awk '$2 == \".debug_line\" {print $5, $6}'", bin, p, p);
-  FILE *f = popen(cmd, "r");
-  unsigned long long off = 0, size = 0;
-  if (f && fscanf(f, "%llx %llx", &off, &size) == 2 && size > 8) {
-    FILE *w = fopen(p, "r+b");
-    fseek(w, (long)off + 4, SEEK_SET); /* keep unit_length, spoil the version and on */
-    for (unsigned long long i = 4; i < size; i++) fputc(0xff, w);
-    fclose(w);
-    lp_status st = core_lines_load(p, &l);
-    CHECK(st == LP_ERR && strstr(lp_error(), "bad-line-table: bad DWARF"), "bad line table: status %d: \"%s\"",
-          st, lp_error());
-    core_lines_free(&l);
-  } else {
-    CHECK(0, "no .debug_line in %s", bin);
-  }
-  if (f) pclose(f);
-  free(cmd);
-  free(p);
-  free(bin);
-
-  /* A line program whose first opcode is an extended one longer than the
-   * unit: an error too (the header is intact; DWARF 5, 32-bit). */
-  bin = fmt("%s/build/prog-O2", tmpdir);
-  p = fmt("%s/bad-line-program", tmpdir);
-  cmd = fmt("cp '%s' '%s' && readelf -SW '%s' | awk '$2 == \".debug_line\" {print $5, $6}'", bin, p, p);
-  f = popen(cmd, "r");
-  if (f && fscanf(f, "%llx %llx", &off, &size) == 2 && size > 16) {
-    FILE *w = fopen(p, "r+b");
-    unsigned char h[12];
-    fseek(w, (long)off, SEEK_SET);
-    if (fread(h, 1, sizeof h, w) == sizeof h && h[4] == 5) {
-      unsigned long hlen = h[8] | h[9] << 8 | (unsigned long)h[10] << 16 | (unsigned long)h[11] << 24;
-      static const unsigned char spoil[] = {0x00, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x02};
-      fseek(w, (long)(off + 12 + hlen), SEEK_SET);
-      fwrite(spoil, 1, sizeof spoil, w);
-      fclose(w);
-      lp_status st = core_lines_load(p, &l);
-      CHECK(st == LP_ERR && strstr(lp_error(), "bad-line-program: bad DWARF line table: extended opcode"),
-            "bad line program: status %d: \"%s\"", st, lp_error());
-      core_lines_free(&l);
-    } else {
-      fclose(w);
-      CHECK(0, "%s: .debug_line is not DWARF 5", bin);
-    }
-  } else {
-    CHECK(0, "no .debug_line in %s", bin);
-  }
-  if (f) pclose(f);
-  free(cmd);
-  free(p);
-  free(bin);
+  /* A line table whose bytes are garbage: an error, not an empty table; and
+   * one whose program's first opcode runs past the unit. */
+  check_spoiled("bad-line-table", spoil_from_version, "bad-line-table: bad DWARF");
+  check_spoiled("bad-line-program", spoil_first_opcode,
+                "bad-line-program: bad DWARF line table: extended opcode");
 
   /* An empty table answers nothing. */
   core_lines empty = {0};
