@@ -125,29 +125,26 @@ static bool push_file(tables *t, char *path) {
 }
 
 /* Adds NAME in directory DIR (an index into the directory table; before
- * DWARF 5, 0 is the comp_dir and k the k-th include directory).  False when
- * out of memory, or with *BAD when DIR is not in the table. */
-static bool add_file(tables *t, const char *name, uint64_t dir, bool *bad) {
+ * DWARF 5, 0 is the comp_dir and k the k-th include directory). */
+static lp_status add_file(tables *t, const char *name, uint64_t dir) {
   const char *d = NULL;
   if (t->version < 5 && dir == 0) {
     d = t->comp_dir;
   } else {
     uint64_t k = t->version < 5 ? dir - 1 : dir;
-    if (k >= t->ndirs) {
-      *bad = true;
-      return false;
-    }
+    if (k >= t->ndirs)
+      return lp_fail("bad DWARF line table: directory %llu of %zu", (unsigned long long)dir, t->ndirs);
     d = t->dirs[k];
   }
   size_t nd = name[0] != '/' && d ? strlen(d) : 0, nn = strlen(name);
   char *path = malloc(nd + 1 + nn + 1);
-  if (!path) return false;
+  if (!path) return lp_fail("out of memory");
   if (nd) {
     memcpy(path, d, nd);
     path[nd++] = '/';
   }
   memcpy(path + nd, name, nn + 1);
-  return push_file(t, path);
+  return push_file(t, path) ? LP_OK : lp_fail("out of memory");
 }
 
 /* DWARF 5: the entry formats, then COUNT entries of directories or files. */
@@ -176,10 +173,8 @@ static lp_status read_entries(dw_cursor *c, const header *h, const dwarf_line_se
     }
     if (c->bad) break;
     if (!path) return lp_fail("bad DWARF line table: an entry without a path");
-    bool bad = false;
-    if (files ? !add_file(t, path, dir, &bad) : !add_dir(t, path))
-      return bad ? lp_fail("bad DWARF line table: directory %llu of %zu", (unsigned long long)dir, t->ndirs)
-                 : lp_fail("out of memory");
+    if (files) LP_CHECK(add_file(t, path, dir));
+    else if (!add_dir(t, path)) return lp_fail("out of memory");
   }
   return c->bad ? lp_fail("bad DWARF line table: header cut short") : LP_OK;
 }
@@ -193,10 +188,7 @@ static lp_status read_old_tables(dw_cursor *c, tables *t) {
     uint64_t dir = dw_read_uleb(c);
     dw_read_uleb(c); /* mtime */
     dw_read_uleb(c); /* length */
-    bool bad = false;
-    if (!c->bad && !add_file(t, name, dir, &bad))
-      return bad ? lp_fail("bad DWARF line table: directory %llu of %zu", (unsigned long long)dir, t->ndirs)
-                 : lp_fail("out of memory");
+    if (!c->bad) LP_CHECK(add_file(t, name, dir));
   }
   return c->bad ? lp_fail("bad DWARF line table: header cut short") : LP_OK;
 }
@@ -292,10 +284,7 @@ static lp_status extended(dw_cursor *c, const header *h, machine *m, tables *t,
   case DW_LNE_define_file: { /* before DWARF 5: a file entry in the program */
     const char *name = read_cstr(c);
     uint64_t dir = dw_read_uleb(c);
-    bool bad = false;
-    if (name && !c->bad && !add_file(t, name, dir, &bad))
-      return bad ? lp_fail("bad DWARF line table: directory %llu of %zu", (unsigned long long)dir, t->ndirs)
-                 : lp_fail("out of memory");
+    if (name && !c->bad) LP_CHECK(add_file(t, name, dir));
     break;
   }
   default: break; /* set_discriminator, vendor opcodes: nothing a row keeps */
