@@ -4,10 +4,10 @@
 -- Sums, over the relocated functions (those with a graph in the run table), and separately
 -- over those that ran (count > 0):
 --   blocks, edges (every CFG edge, exits included), call sites;
---   edges - blocks + 1 per function: the edges off a spanning tree of the graph plus a virtual
---     edge EXIT->entry.  Since bd0659a the tree must also hold a virtual "leak" edge to EXIT for
---     every block that ends in a call, so more real edges are counted than this: it is a lower
---     bound.  The run table says neither which edges are counted nor how many probes save the
+--   edges - blocks per function: the edges off a spanning tree of the blocks and EXIT (the
+--     entry counter measures the virtual edge EXIT->entry, so it is off the tree).  The tree must
+--     also hold a virtual "leak" edge to EXIT for every block that ends in a call, so more real
+--     edges are counted than this: it is a lower bound.  The run table says neither which edges are counted nor how many probes save the
 --     flags; bench/probeplan.c gets both from the relocator's plan (bench/collectors.py);
 --   probes of -c coverage: 1 entry + 1 flag-free cover byte per block;
 --   probes of -c arcs: 1 entry + counted edges + 1 per call site (with the lower bound);
@@ -15,8 +15,9 @@
 -- At run time (the counts of -c arcs): executed_edges, the sum of every edge's count;
 --   increments, what the counters were incremented: entries + the counted edges' own counts;
 --   increments_bound, the same for the best spanning tree had the counts been known
---   beforehand (a maximum spanning tree on the counts, with the same virtual edges: EXIT->entry,
---   and a leak to EXIT for every block that ends in a call and falls through): what a perfect
+--   beforehand (a maximum spanning tree on the counts, with the same virtual edges: a leak to
+--   EXIT for every block that ends in a call and falls through; EXIT->entry is the entry
+--   counter's, off the tree): what a perfect
 --   estimate of edge frequencies would give.
 -- Also lists the functions left native or trapped, those with a flow_error, and those whose
 -- note says an indirect jump leaves the copy (measured only in part).
@@ -47,7 +48,6 @@ end
 local function executed(f)
   local up, exit = {}, 0 -- block indices; 0 is EXIT
   for v = 0, #f.blocks do up[v] = v end
-  up[0] = 1 -- the virtual edge EXIT->entry
   local call_at = {}
   for _, c in ipairs(f.calls or {}) do call_at[c.site] = true end
   local ends_in_call, byaddr = {}, {}
@@ -99,7 +99,7 @@ function pc.report(run)
     if f.state == "relocated" and not f.blocks then nograph = nograph + 1 end
     if f.blocks and f.edges then
       local nb, ne, nc = #f.blocks, #f.edges, f.calls and #f.calls or 0
-      local counted = ne - nb + 1
+      local counted = ne - nb
       if f.module == prog then
         addrs.relocated[#addrs.relocated + 1] = f.address_hex
         if f.count > 0 then addrs.ran[#addrs.ran + 1] = f.address_hex end

@@ -154,7 +154,9 @@ typedef struct reloc_info {
   size_t nblocks;
   size_t nedges;
   size_t ncounted;           /* edges off the spanning tree (counted when arcs):
-                                nedges - nblocks + 1 */
+                                nedges + leaks - nblocks when the entry is
+                                counted (its counter measures the virtual edge
+                                EXIT->entry), one more otherwise */
   size_t ncalls;             /* call instructions, direct and indirect */
   size_t ncounters;          /* counter slots reloc_emit needs (see reloc_probes) */
   size_t block_slot;         /* first slot of each group (meaningful when the */

@@ -12,9 +12,10 @@
  * rax saved on the stack; more in a stub: two more jumps).  Before any real
  * edge the tree holds the virtual leak edges of blocks that end in a call
  * (reloc_flow_leaks: a call need not return, and the counted edges must
- * determine these) and the virtual edge EXIT->entry (known anyway: the entry
- * counter; if a leak closes a cycle with it, it stays off the tree
- * uninstrumented). */
+ * determine these).  The virtual edge EXIT->entry is off the tree when the
+ * entry counter measures it (entry counts, as arcs ask), so it takes no place
+ * a real edge could have: on it, every function counted one edge more than it
+ * needs, most often a return, once per call. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,7 +159,8 @@ static lp_status spanning_tree(reloc_plan *p, const reloc_dom *d, bool *off_tree
       size_t a = find(up, b), x = find(up, exit);
       if (a != x) up[a] = x;
     }
-  if (find(up, exit) != find(up, 0)) up[find(up, exit)] = find(up, 0); /* the virtual edge */
+  if (!p->probes.entry || p->probes.entry_cover) /* nothing measures the virtual edge */
+    if (find(up, exit) != find(up, 0)) up[find(up, exit)] = find(up, 0);
   /* the edges by estimated cost, heaviest first (without arcs no probe goes on
    * them: any tree tells ncounted, the edges in their own order will do) */
   if (p->probes.arcs) {

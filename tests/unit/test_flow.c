@@ -288,7 +288,7 @@ static void run_copy(const char *name, void *so, const image *im) {
   const reloc_edge *edges = reloc_edges(p);
   size_t counted = 0;
   for (size_t e = 0; e < info.nedges; e++) counted += edges[e].counted;
-  CHECK(counted == info.ncounted && counted == tree_counted(p, &info),
+  CHECK(counted == info.ncounted && counted == tree_counted(p, &info, true),
         "%zu counted of %zu edges, %zu blocks", counted, info.nedges, info.nblocks);
   CHECK(info.ncounters == 1 + info.nblocks + counted + info.ncalls, "ncounters %zu", info.ncounters);
 

@@ -218,7 +218,7 @@ static reloc_plan *run(const fn_case *c, const reloc_probes *probes, uint64_t de
   const reloc_edge *edges = reloc_edges(p);
   size_t counted = 0;
   for (size_t e = 0; e < info->nedges; e++) counted += edges[e].counted;
-  CHECK(info->ncounted == tree_counted(p, info), "%zu off-tree of %zu edges, %zu blocks",
+  CHECK(info->ncounted == tree_counted(p, info, probes && probes->entry && !probes->entry_cover), "%zu off-tree of %zu edges, %zu blocks",
         info->ncounted, info->nedges, info->nblocks);
   CHECK(counted == (probes && probes->arcs ? info->ncounted : 0), "%zu edges marked counted", counted);
   for (size_t e = 1; e < info->nedges; e++)
@@ -947,7 +947,8 @@ static void test_edges_counted_live(void) {
 
 /* A one-instruction block ending in an unresolved jmp: its block probe and
  * its escape edge's probe share one save of rax (the flags are live at an
- * escape). */
+ * escape).  No entry counter: the tree holds the virtual edge EXIT->entry,
+ * so both ways out are counted. */
 static void test_shared_save(void) {
   static const uint8_t in[] = {
       0x85, 0xff, /* 0: test edi, edi */
@@ -956,26 +957,46 @@ static void test_shared_save(void) {
       0xff, 0xe6, /* 5: jmp rsi */
   };
   static const uint8_t want[] = {
-      INC(0x00, 0),                       /* 00: entry */
-      INC(0x07, 1),                       /* 07: block 0 */
-      0x85, 0xff,                         /* 0e: test edi, edi */
-      0x0f, 0x84, 0x0f, 0x00, 0x00, 0x00, /* 10: je block 2 */
-      INC(0x16, 2),                       /* 16: block 1 */
-      INC(0x1d, 4),                       /* 1d: edge 1->exit (ret) */
-      0xc3,                               /* 24: ret */
-      KEEP,                               /* 25: one save for both: */
-      ADD(0x2b, 3),                       /* 2b: block 2 */
-      ADD(0x3d, 5),                       /* 3d: edge 2->exit (escape) */
-      UNKEEP,                             /* 4f */
-      0xff, 0xe6,                         /* 58: jmp rsi */
+      INC(0x00, 0),                       /* 00: block 0 */
+      0x85, 0xff,                         /* 07: test edi, edi */
+      0x0f, 0x84, 0x0f, 0x00, 0x00, 0x00, /* 09: je block 2 */
+      INC(0x0f, 1),                       /* 0f: block 1 */
+      INC(0x16, 3),                       /* 16: edge 1->exit (ret) */
+      0xc3,                               /* 1d: ret */
+      KEEP,                               /* 1e: one save for both: */
+      ADD(0x24, 2),                       /* 24: block 2 */
+      ADD(0x36, 4),                       /* 36: edge 2->exit (escape) */
+      UNKEEP,                             /* 48 */
+      0xff, 0xe6,                         /* 51: jmp rsi */
   };
   const char *name = "shared flags save";
   fn_case c = CASE(name, in, sizeof in, 0);
-  reloc_probes probes = {.entry = true, .blocks = RELOC_BLOCKS_COUNT, .arcs = true};
+  reloc_probes probes = {.blocks = RELOC_BLOCKS_COUNT, .arcs = true};
   reloc_info info;
   expect_case(&c, &probes, want, sizeof want, &info);
-  CHECK(info.nsaved == 2 && info.edge_slot == 4 && info.ncounters == 6, "%zu saved, edge slot %zu",
+  CHECK(info.nsaved == 2 && info.edge_slot == 3 && info.ncounters == 5, "%zu saved, edge slot %zu",
         info.nsaved, info.edge_slot);
+}
+
+/* Arcs with the entry counted (as lazyprobe always does): the counter
+ * measures the virtual edge EXIT->entry, so the tree keeps every real edge of
+ * a function without branches and its return is not counted again. */
+static void test_edges_entry_measures(void) {
+  static const uint8_t in[] = {
+      0x31, 0xc0, /* 0: xor eax, eax */
+      0xc3,       /* 2: ret */
+  };
+  static const uint8_t want[] = {
+      INC(0x00, 0), /* 00: entry */
+      0x31, 0xc0,   /* 07: xor eax, eax */
+      0xc3,         /* 09: ret, no edge probe */
+  };
+  const char *name = "edges: the entry counter measures the virtual edge";
+  fn_case c = CASE(name, in, sizeof in, 0);
+  reloc_probes probes = {.entry = true, .arcs = true};
+  reloc_info info;
+  expect_case(&c, &probes, want, sizeof want, &info);
+  CHECK(info.ncounted == 0 && info.ncounters == 1, "%zu counted, %zu counters", info.ncounted, info.ncounters);
 }
 
 /* Tail calls leave flags dead (is_entry), a jump to FUNC.cold keeps them live. */
@@ -2102,6 +2123,7 @@ int main(void) {
   test_edges_counted_at_target();
   test_loops();
   test_shared_save();
+  test_edges_entry_measures();
   test_tail_liveness();
   test_call_sites();
   test_noreturn_edges();

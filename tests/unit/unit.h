@@ -43,14 +43,17 @@ static inline int sh(const char *cmd) {
   return rc;
 }
 
-/* The edges off the spanning tree: E - blocks + leaks + 1, less one when the
- * entry block itself leaks (its leak and the virtual edge close a cycle). */
-static inline size_t tree_counted(const reloc_plan *p, const reloc_info *info) {
+/* The edges off a spanning tree of the blocks and EXIT, the leak edges on
+ * it: E + leaks - blocks when the entry counter measures the virtual edge
+ * EXIT->entry (ENTRY_COUNTED), one more when nothing reaches EXIT (two
+ * trees).  Otherwise the virtual edge is on the tree: one more, unless the
+ * entry block leaks (its leak closes a cycle with it). */
+static inline size_t tree_counted(const reloc_plan *p, const reloc_info *info, bool entry_counted) {
   const reloc_block *blocks = reloc_blocks(p);
   const reloc_edge *edges = reloc_edges(p);
   const reloc_call *calls = reloc_calls(p);
   size_t leaks = 0;
-  bool entry_leaks = false;
+  bool exits = false, entry_leaks = false;
   for (size_t b = 0; b < info->nblocks; b++) {
     bool call = false;
     for (size_t k = 0; k < info->ncalls; k++)
@@ -59,7 +62,9 @@ static inline size_t tree_counted(const reloc_plan *p, const reloc_info *info) {
     leaks += leak;
     entry_leaks |= leak && b == 0;
   }
-  return info->nedges - info->nblocks + leaks + (entry_leaks ? 0 : 1);
+  for (size_t e = 0; e < info->nedges; e++) exits |= edges[e].to == RELOC_EXIT;
+  if (!entry_counted) return info->nedges + leaks - info->nblocks + (entry_leaks ? 0 : 1);
+  return info->nedges + leaks - info->nblocks + (exits || leaks ? 0 : 1);
 }
 
 #endif
