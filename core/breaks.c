@@ -16,7 +16,12 @@
  * entry counts) are needed only until they first run: every SWEEP_MS the
  * covered ones are replaced by NOPs of the same size, an int3 in their first
  * byte while the rest is written (a thread that meets it is sent past the
- * probe, whose slot is already set). */
+ * probe, whose slot is already set).
+ *
+ * Counted arcs sit off a spanning tree chosen on a static estimate; every
+ * RETREE_MS, a copy whose counters have run a while is planned again on its
+ * own counts and, when that would count much less, replaced by a second
+ * copy (see "re-placing arcs" below). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +29,7 @@
 
 #include "eh_frame.h"
 #include "reloc.h"
+#include "reloc_flow.h"
 #include "reloc_unwind.h"
 #include "session_internal.h"
 
@@ -389,14 +395,13 @@ static void redirect_plt(core_session *s, process *p, const core_function *fn, u
  * trap round trip costs several times a relocation (docs/PERFORMANCE.md).
  * Each of the NRESUME requests gets the address in the copy where a thread
  * of the original goes on (0: nowhere, it stays in the original). */
-static lp_status instrument(core_session *s, process *p, pmodule *m, long i, bool eager, breaks_resume *resume,
-                            size_t nresume) {
-  const core_function *fn = &m->file->module->functions[i];
+/* What the relocator needs to know of function FN of M; CFI receives its call
+ * frame information when it has some (desc.cfi points at it). */
+static reloc_function_desc function_desc(const pmodule *m, const core_function *fn, reloc_cfi *cfi) {
   const core_image *image = &m->file->image;
   uint64_t entry = fn->addr + m->bias;
-  reloc_cfi cfi;
-  bool has_cfi = find_cfi(m, fn, &cfi);
-  reloc_function_desc desc = {
+  bool has_cfi = find_cfi(m, fn, cfi);
+  return (reloc_function_desc){
       .entry = entry,
       .lo = entry,
       .hi = entry + fn->size,
@@ -406,8 +411,17 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
       .bias = m->bias,
       .readonly = (const uint64_t(*)[2])m->file->module->readonly,
       .nreadonly = m->file->module->nreadonly,
-      .cfi = has_cfi ? &cfi : NULL,
+      .cfi = has_cfi ? cfi : NULL,
   };
+}
+
+static lp_status instrument(core_session *s, process *p, pmodule *m, long i, bool eager, breaks_resume *resume,
+                            size_t nresume) {
+  const core_function *fn = &m->file->module->functions[i];
+  uint64_t entry = fn->addr + m->bias;
+  reloc_cfi cfi;
+  reloc_function_desc desc = function_desc(m, fn, &cfi);
+  bool has_cfi = desc.cfi != NULL;
   link_ctx links = {p};
   reloc_probes probes = probes_for(s, &links);
   reloc_plan *plan;
@@ -502,6 +516,194 @@ static void describe_stop(process *p) {
     fprintf(stderr, "lazyprobe: process %d: %s\n", (int)p->pid, lp_error());
 }
 
+/* {=== re-placing arcs ===
+ *
+ * A copy counts the edges off a spanning tree chosen on a static estimate of
+ * how often each edge runs (relocate/reloc_probes.c).  Once the function has
+ * run a while its own counters tell: every RETREE_MS, a copy whose counted
+ * edges ran RETREE_MIN times or more is planned again with the edges' counts
+ * so far (the flow estimated from the live counters) as the tree's weights.
+ * If the new tree's counted edges would have run at most RETREE_GAIN of what
+ * the first's did, a second copy with that tree goes in: its graph's slots
+ * into the counters file (shm_function.retree_slot, mirroring the first's),
+ * then the entry's jmp and the first copy's top (its entry counter) jump to
+ * it, each an int3 first, then the jmp's bytes 1..4, then its opcode (a
+ * thread that meets the int3 goes on in the second copy).  Frames already in
+ * the first copy finish there; each copy's counts make a flow of their own,
+ * and reports add them up.  Once per function.  Not with block cover probes
+ * (their removal knows one copy per function). */
+
+#define RETREE_MIN 65536 /* increments of a copy's counted edges before it is looked at */
+#define RETREE_GAIN 0.75 /* at most this share of the first tree's counted increments */
+
+bool breaks_retreeing(const core_session *s) {
+  uint32_t bits = s->opt.probes;
+  return (bits & SHM_PROBE_ARCS) && !(bits & (SHM_PROBE_BLOCKS_COVER | SHM_PROBE_ENTRY_COVER));
+}
+
+/* Makes the jmp at AT (or the 5 bytes there) go to TO while threads may be
+ * running: an int3 first, then bytes 1..4, then the opcode. */
+static lp_status repoint_jmp(process *p, uint64_t at, uint64_t to) {
+  uint8_t jmp[JMP_REL32_SIZE] = {JMP_REL32}, brk = INT3;
+  int32_t rel = (int32_t)(to - (at + JMP_REL32_SIZE));
+  memcpy(jmp + 1, &rel, sizeof rel);
+  LP_CHECK(core_mem_write(&p->target, at, &brk, 1));
+  LP_CHECK(core_mem_write(&p->target, at + 1, jmp + 1, sizeof rel));
+  return core_mem_write(&p->target, at, jmp, 1);
+}
+
+/* Does the copy at AT start with its entry counter, `(lock) inc qword
+ * [rip+d]`, which only calls run (a jump to block 0 lands after it)? */
+static bool starts_with_entry_counter(process *p, uint64_t at) {
+  uint8_t b[4];
+  if (core_mem_read(&p->target, at, b, sizeof b) != LP_OK) return false;
+  static const uint8_t inc[3] = {0x48, 0xff, 0x05};
+  return !memcmp(b, inc, sizeof inc) || (b[0] == 0xf0 && !memcmp(b + 1, inc, sizeof inc));
+}
+
+/* The plan's graph is the one published for the first copy (SF's). */
+static bool same_graph(const reloc_plan *plan, const reloc_info *info, const shm_counters *c,
+                       const shm_function *sf, uint64_t bias) {
+  if (info->nblocks != sf->nblocks || info->nedges != sf->nedges || info->ncalls != sf->ncalls) return false;
+  const reloc_edge *re = reloc_edges(plan);
+  const shm_edge *se = shm_edges(c) + sf->first_edge;
+  for (size_t e = 0; e < info->nedges; e++)
+    if (re[e].branch - bias != se[e].branch || (re[e].target ? re[e].target - bias : 0) != se[e].target ||
+        re[e].from != se[e].from || (re[e].to == RELOC_EXIT ? SHM_NONE : re[e].to) != se[e].to ||
+        re[e].kind != se[e].kind)
+      return false;
+  return true;
+}
+
+/* EC[e]: how often each edge of SF's first copy ran so far, estimated from
+ * its live counters; returns what its counted edges ran (0: not known). */
+static uint64_t ran_so_far(const shm_counters *c, const shm_function *sf, uint64_t *ec) {
+  uint32_t nb = sf->nblocks, ne = sf->nedges;
+  const shm_edge *edges = shm_edges(c) + sf->first_edge;
+  const shm_block *blocks = shm_blocks(c) + sf->first_block;
+  reloc_edge *re = calloc(ne + 1, sizeof *re);
+  uint64_t *bc = calloc(nb + 1, sizeof *bc), counted = 0;
+  bool *leaky = calloc(nb + 1, sizeof *leaky);
+  if (re && bc && leaky) {
+    for (uint32_t e = 0; e < ne; e++) {
+      re[e] = (reloc_edge){edges[e].from, edges[e].to == SHM_NONE ? RELOC_EXIT : edges[e].to, edges[e].kind,
+                           edges[e].slot != SHM_NONE, edges[e].branch, edges[e].target};
+      ec[e] = shm_slot_value(c, edges[e].slot);
+      counted += ec[e];
+    }
+    for (uint32_t b = 0; b < nb; b++) leaky[b] = blocks[b].flags & SHM_BLOCK_LEAKS;
+    if (reloc_flow_estimate(re, ne, nb, shm_slot_value(c, sf->slot), leaky, ec, bc) != LP_OK) counted = 0;
+  }
+  free(re);
+  free(bc);
+  free(leaky);
+  return counted;
+}
+
+/* Re-places the arcs of function I of M (relocated, its graph published) when
+ * its counts so far say a tree on them would count much less.  Fails only
+ * when the target's memory cannot be written (it is ending). */
+static lp_status retree(core_session *s, process *p, pmodule *m, long i) {
+  shm_counters *c = &p->counters;
+  shm_function *sf = &shm_functions(c)[m->first + i];
+  const core_function *fn = &m->file->module->functions[i];
+  uint64_t *ec = calloc(sf->nedges + 1, sizeof *ec);
+  if (!ec || !ran_so_far(c, sf, ec)) {
+    free(ec);
+    return LP_OK;
+  }
+  reloc_cfi cfi;
+  reloc_function_desc desc = function_desc(m, fn, &cfi);
+  link_ctx links = {p};
+  reloc_probes probes = probes_for(s, &links);
+  probes.edge_counts = ec;
+  probes.nedge_counts = sf->nedges;
+  reloc_plan *plan = NULL;
+  reloc_info info;
+  uint8_t *copy = NULL;
+  lp_status st = LP_OK;
+  if (reloc_plan_function(&desc, &probes, &plan, &info) != LP_OK || !same_graph(plan, &info, c, sf, m->bias))
+    goto out;
+  const reloc_edge *re = reloc_edges(plan);
+  const shm_edge *first = shm_edges(c) + sf->first_edge;
+  uint64_t before = 0, after = 0;
+  for (size_t e = 0; e < info.nedges; e++) {
+    before += first[e].slot != SHM_NONE ? ec[e] : 0;
+    after += re[e].counted ? ec[e] : 0;
+  }
+  shm_reservation r;
+  uint64_t dest;
+  if ((double)after > RETREE_GAIN * (double)before ||
+      shm_reserve(c, (uint32_t)info.ncounters, 0, (uint32_t)info.nedges, 0, &r) != LP_OK ||
+      shm_arena_alloc(&m->arena, info.copy_size, 16, &dest) != LP_OK ||
+      !(copy = malloc(info.copy_size ? info.copy_size : 1)) ||
+      reloc_emit(plan, dest, copy, m->slots + 8 * (uint64_t)r.slot, copy_of, &links) != LP_OK ||
+      describe_copy(p, fn, desc.cfi, plan, dest, info.copy_size) != LP_OK)
+    goto out;
+  shm_edge *second = shm_edges(c) + r.first_edge;
+  uint32_t counted = 0;
+  for (size_t e = 0; e < info.nedges; e++) {
+    second[e] = first[e];
+    second[e].slot = re[e].counted ? r.slot + (uint32_t)info.edge_slot + counted++ : SHM_NONE;
+  }
+  if ((st = core_mem_write(&p->target, dest, copy, info.copy_size)) != LP_OK) goto out;
+  sf->retree_edge = r.first_edge;
+  __atomic_store_n(&sf->retree_slot, r.slot, __ATOMIC_RELEASE); /* last: its graph is complete */
+  fn_state *f = &m->fns[i];
+  uint64_t first_copy = f->copy;
+  f->copy = dest; /* where a thread that meets one of the int3s below goes */
+  f->first_copy = first_copy;
+  p->nretreed++;
+  if (f->state == SHM_RELOCATED) st = repoint_jmp(p, fn->addr + m->bias, dest);
+  if (st == LP_OK && starts_with_entry_counter(p, first_copy)) st = repoint_jmp(p, first_copy, dest);
+  s->stats.retreed++;
+out:
+  free(copy);
+  free(ec);
+  reloc_plan_free(plan);
+  return st;
+}
+
+lp_status breaks_retree(core_session *s, process *p) {
+  uint64_t now = core_now_ns();
+  if (now - p->retreed_ns < RETREE_MS * 500000ull) return LP_OK; /* one pass a period, threads or not */
+  p->retreed_ns = now;
+  const shm_counters *c = &p->counters;
+  size_t before = s->stats.retreed;
+  for (size_t k = 0; k < p->nmods; k++) {
+    pmodule *m = &p->mods[k];
+    size_t n = m->file->module->nfunctions;
+    for (size_t i = 0; !m->unloaded && i < n; i++) {
+      fn_state *f = &m->fns[i];
+      if (f->state != SHM_RELOCATED || f->retree_looked) continue;
+      const shm_function *sf = &shm_functions(c)[m->first + i];
+      if (sf->slot == SHM_NONE || sf->first_edge == SHM_NONE || !sf->nedges) continue;
+      const shm_edge *edges = shm_edges(c) + sf->first_edge;
+      uint64_t ran = 0;
+      for (uint32_t e = 0; e < sf->nedges; e++) ran += shm_slot_value(c, edges[e].slot);
+      if (ran < RETREE_MIN) continue;
+      f->retree_looked = true;
+      uint64_t t0 = core_now_ns();
+      lp_status st = retree(s, p, m, (long)i);
+      s->stats.retree_ns += core_now_ns() - t0;
+      LP_CHECK(st);
+    }
+  }
+  if (s->stats.retreed != before) describe_stop(p);
+  return LP_OK;
+}
+
+/* The second copy a thread that met the int3 at AT, the top of a first copy
+ * being pointed at its second, goes on in (0: AT is none). */
+static uint64_t second_copy(const process *p, uint64_t at) {
+  for (size_t k = 0; p->nretreed && k < p->nmods; k++)
+    for (size_t i = 0; i < p->mods[k].file->module->nfunctions; i++)
+      if (p->mods[k].fns[i].first_copy == at) return p->mods[k].fns[i].copy;
+  return 0;
+}
+
+/* }=== */
+
 lp_status breaks_instrument_running(core_session *s, process *p, pmodule *m, long i, breaks_resume *resume,
                                     size_t nresume) {
   for (size_t k = 0; k < nresume; k++) resume[k].copy = 0;
@@ -529,6 +731,12 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
   }
   long i;
   pmodule *m = process_module_at(p, at, &i);
+  uint64_t second = !m || i < 0 ? second_copy(p, at) : 0;
+  if (second) { /* met the int3 at the top of a first copy being pointed at its second */
+    *ours = true;
+    regs.rip = second;
+    return core_regs_set(tid, &regs);
+  }
   if (!m || i < 0 || m->fns[i].state == SHM_EXCLUDED) return LP_OK;
   *ours = true;
 

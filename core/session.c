@@ -461,6 +461,7 @@ static void on_alarm(int sig) {
 static unsigned timer_ms(const core_session *s) {
   unsigned ms = s->opt.tick && s->opt.tick_ms ? s->opt.tick_ms : 0;
   if (breaks_sweeping(s) && (!ms || ms > SWEEP_MS)) ms = SWEEP_MS;
+  if (breaks_retreeing(s) && (!ms || ms > RETREE_MS)) ms = RETREE_MS;
   if (s->opt.duration_ms && (!ms || ms > DURATION_CHECK_MS)) ms = DURATION_CHECK_MS;
   return ms;
 }
@@ -491,6 +492,10 @@ static void on_tick(core_session *s, uint64_t *next_tick, uint64_t deadline) {
   for (size_t t = 0; breaks_sweeping(s) && t < s->nthreads; t++) {
     process *p = s->threads[t].proc;
     if (p->ready && p->npending && breaks_sweep(s, p) != LP_OK) p->npending = 0;
+  }
+  for (size_t t = 0; breaks_retreeing(s) && t < s->nthreads; t++) {
+    process *p = s->threads[t].proc;
+    if (p->ready && !p->remap && !p->retree_ended && breaks_retree(s, p) != LP_OK) p->retree_ended = true;
   }
   if (s->opt.tick && s->opt.tick_ms && core_now_ns() >= *next_tick) {
     *next_tick = core_now_ns() + (uint64_t)s->opt.tick_ms * 1000000;

@@ -43,6 +43,8 @@ typedef struct core_session_stats {
   uint64_t modules;        /* modules instrumented, over all processes */
   uint64_t adopted;        /* frames moved into copies at attach (core/adopt.c) */
   uint64_t plt_redirected; /* PLT slots pointed straight at copies */
+  uint64_t retreed;        /* second copies with their arcs placed on the first's counts */
+  uint64_t retree_ns;      /* considering and making them */
 } core_session_stats;
 
 typedef struct core_session core_session;

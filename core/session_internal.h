@@ -29,7 +29,9 @@
 typedef struct fn_state {
   uint8_t state;  /* enum shm_state */
   bool entered_inside; /* a copy branches into its first 5 bytes: never a jmp there */
-  uint64_t copy;  /* run-time address of the instrumented copy */
+  bool retree_looked;  /* its arcs were considered for re-placing (breaks.c, once) */
+  uint64_t copy;  /* run-time address of the instrumented copy (the second, once re-placed) */
+  uint64_t first_copy; /* once its arcs were re-placed: the first copy, whose top jumps to copy */
 } fn_state;
 
 /* A module file, opened once per session and shared by every process that
@@ -96,6 +98,9 @@ typedef struct process {
   uint64_t *removed;      /* addresses of removed probes, sorted (their int3 may
                              still be reported by a thread that met it) */
   size_t nremoved;
+  size_t nretreed;        /* functions with a second copy (fn_state.first_copy) */
+  uint64_t retreed_ns;    /* the last pass re-placing arcs (breaks_retree) */
+  bool retree_ended;      /* a pass could not write its memory: it is ending */
   plt_redirect *redirects; /* undone at detach */
   size_t nredirects, capredirects;
   core_gdbjit gdbjit;     /* GDB's view of the copies (descriptor 0: none) */
@@ -166,5 +171,8 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours);
 lp_status breaks_restore_all(process *p);
 bool breaks_sweeping(const core_session *s);
 lp_status breaks_sweep(core_session *s, process *p);
+#define RETREE_MS 100 /* how often hot copies are considered for re-placing their arcs */
+bool breaks_retreeing(const core_session *s);
+lp_status breaks_retree(core_session *s, process *p);
 
 #endif

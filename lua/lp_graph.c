@@ -112,13 +112,14 @@ static bool cover(const shm_block *blocks, uint32_t nb, const shm_counters *c, u
   return ok;
 }
 
-/* Counts of the edges (EC) and blocks (BC) solved from the arcs; false (with
- * the message in the function's flow_error) when they are not consistent. */
-static bool solve(lp_graph *g, lp_graph_fn *out, const shm_counters *c, const shm_function *f, uint64_t *ec,
-                  uint64_t *bc, bool *failed) {
+/* Counts of the edges (EC) and blocks (BC) of one copy of F solved from its
+ * arcs: EDGES its edge records (their slots: its counted edges), ENTRY its
+ * entry count; false (with the message in the function's flow_error) when
+ * they are not consistent. */
+static bool solve_copy(lp_graph *g, lp_graph_fn *out, const shm_counters *c, const shm_function *f,
+                       const shm_edge *edges, uint64_t entry, uint64_t *ec, uint64_t *bc, bool *failed) {
   uint32_t nb = f->nblocks, ne = f->nedges;
   const shm_block *blocks = shm_blocks(c) + f->first_block;
-  const shm_edge *edges = shm_edges(c) + f->first_edge;
   reloc_edge *re = calloc(ne + 1, sizeof *re);
   bool *leaky = calloc(nb, sizeof *leaky);
   bool solved = false;
@@ -129,7 +130,7 @@ static bool solve(lp_graph *g, lp_graph_fn *out, const shm_counters *c, const sh
       ec[e] = shm_slot_value(c, edges[e].slot);
     }
     for (uint32_t b = 0; b < nb; b++) leaky[b] = blocks[b].flags & SHM_BLOCK_LEAKS; /* as the tree had it */
-    solved = reloc_flow_solve(re, ne, nb, shm_slot_value(c, f->slot), leaky, ec, bc) == LP_OK;
+    solved = reloc_flow_solve(re, ne, nb, entry, leaky, ec, bc) == LP_OK;
     if (!solved) {
       out->flow_error = add_string(g, lp_error());
       if (out->flow_error == LP_GRAPH_NONE) *failed = true;
@@ -140,6 +141,41 @@ static bool solve(lp_graph *g, lp_graph_fn *out, const shm_counters *c, const sh
   free(re);
   free(leaky);
   return solved;
+}
+
+/* Counts of the edges (EC) and blocks (BC) solved from the arcs: those of
+ * F's first copy, plus those of its second when its arcs were re-placed
+ * (each copy's counted edges and entry count make a flow of their own). */
+static bool solve(lp_graph *g, lp_graph_fn *out, const shm_counters *c, const shm_function *f, uint64_t *ec,
+                  uint64_t *bc, bool *failed) {
+  const shm_edge *edges = shm_edges(c) + f->first_edge;
+  if (!solve_copy(g, out, c, f, edges, shm_slot_value(c, f->slot), ec, bc, failed)) return false;
+  uint32_t r = shm_retree_slot(c, f);
+  if (r == SHM_NONE) return true;
+  uint32_t nb = f->nblocks, ne = f->nedges;
+  uint64_t *ec2 = calloc(ne + 1, sizeof *ec2), *bc2 = calloc(nb + 1, sizeof *bc2);
+  bool solved = false;
+  if (!ec2 || !bc2) *failed = true;
+  else solved = solve_copy(g, out, c, f, shm_edges(c) + f->retree_edge, shm_slot_value(c, r), ec2, bc2, failed);
+  for (uint32_t e = 0; solved && e < ne; e++) ec[e] += ec2[e];
+  for (uint32_t b = 0; solved && b < nb; b++) bc[b] += bc2[b];
+  free(ec2);
+  free(bc2);
+  return solved;
+}
+
+/* What F's own counters say of edge E: the sum over its copies that count it
+ * (*COUNTED: some does). */
+static uint64_t measured(const shm_counters *c, const shm_function *f, uint32_t e, bool *counted) {
+  const shm_edge *first = &shm_edges(c)[f->first_edge + e];
+  uint64_t n = shm_slot_value(c, first->slot);
+  *counted = first->slot != SHM_NONE;
+  if (shm_retree_slot(c, f) != SHM_NONE) {
+    const shm_edge *second = &shm_edges(c)[f->retree_edge + e];
+    n += shm_slot_value(c, second->slot);
+    *counted |= second->slot != SHM_NONE;
+  }
+  return n;
 }
 
 /* The graph of F into OUT, its elements appended to G's arrays. */
@@ -159,7 +195,7 @@ static bool compute(lp_graph *g, const shm_counters *c, const shm_function *f, l
   bool have_blocks = false, have_edges = false;
   if (!failed && probes & SHM_PROBE_ARCS) have_edges = have_blocks = solve(g, out, c, f, ec, bc, &failed);
   if (!failed && probes & SHM_PROBE_BLOCKS_COUNT) {
-    for (uint32_t b = 0; b < nb; b++) bc[b] = shm_slot_value(c, blocks[b].slot);
+    for (uint32_t b = 0; b < nb; b++) bc[b] = shm_fn_slot_value(c, f, blocks[b].slot);
     have_blocks = true;
   } else if (!failed && !have_blocks && probes & SHM_PROBE_BLOCKS_COVER) {
     failed = !cover(blocks, nb, c, bc);
@@ -168,15 +204,16 @@ static bool compute(lp_graph *g, const shm_counters *c, const shm_function *f, l
   for (uint32_t b = 0; !failed && b < nb; b++)
     gb[b] = (lp_graph_block){blocks[b].addr, blocks[b].size, blocks[b].ninsns, have_blocks ? bc[b] : 0};
   for (uint32_t e = 0; !failed && e < ne; e++) {
-    bool measured = edges[e].slot != SHM_NONE; /* what its own counter says, solved or not */
+    bool counted; /* what its own counters say, solved or not */
+    uint64_t own = measured(c, f, e, &counted);
     ge[e] = (lp_graph_edge){edges[e].branch,
                             edges[e].target,
                             have_edges ? ec[e] : 0,
-                            measured ? shm_slot_value(c, edges[e].slot) : 0,
+                            own,
                             edges[e].from,
                             edges[e].to == SHM_NONE ? LP_GRAPH_NONE : edges[e].to,
                             edges[e].kind,
-                            measured};
+                            counted};
   }
   free(bc);
   free(ec);
@@ -210,7 +247,7 @@ static bool compute(lp_graph *g, const shm_counters *c, const shm_function *f, l
       free(by_addr);
       return false;
     }
-    uint64_t n = by_addr ? block_count_at(gb, by_addr, nb, calls[k].site) : shm_slot_value(c, calls[k].slot);
+    uint64_t n = by_addr ? block_count_at(gb, by_addr, nb, calls[k].site) : shm_fn_slot_value(c, f, calls[k].slot);
     g->calls[g->ncalls + k] = (lp_graph_call){calls[k].site, calls[k].target, n, name};
   }
   free(by_addr);

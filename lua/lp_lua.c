@@ -388,7 +388,7 @@ static void add_seen(lua_State *L, lp_graph *g, int fns, lua_Integer n, const sh
   lua_getfield(L, -1, "count");
   lua_Integer before = lua_tointeger(L, -1);
   lua_pop(L, 1);
-  lua_pushinteger(L, before + (lua_Integer)shm_slot_value(c, f->slot));
+  lua_pushinteger(L, before + (lua_Integer)shm_fn_slot_value(c, f, f->slot));
   lua_setfield(L, -2, "count");
   lua_getfield(L, -1, "state");
   bool ran_here = state != SHM_NOT_RUN && !strcmp(lua_tostring(L, -1), state_names[SHM_NOT_RUN]);
@@ -417,7 +417,7 @@ static void push_function(lua_State *L, const shm_counters *c, const shm_functio
   lua_setfield(L, -2, "address_hex");
   lua_pushinteger(L, (lua_Integer)f->size);
   lua_setfield(L, -2, "size");
-  lua_pushinteger(L, (lua_Integer)shm_slot_value(c, f->slot));
+  lua_pushinteger(L, (lua_Integer)shm_fn_slot_value(c, f, f->slot));
   lua_setfield(L, -2, "count");
   lua_pushstring(L, state_names[state]);
   lua_setfield(L, -2, "state");

@@ -74,6 +74,14 @@ typedef struct reloc_probes {
   bool calls;                /* count every call instruction, direct and indirect
                                 (see reloc_calls); flags are dead at a call */
   bool atomic;               /* lock-prefixed counter updates */
+  /* With arcs: how often each edge ran (NEDGE_COUNTS of them, in the order an
+   * earlier plan of the same function gave its edges, reloc_edges), measured
+   * by that plan's counters.  The tree then keeps the edges that ran most
+   * (times what their probes cost), so that the counted ones run least: a
+   * function re-placed on its own counts (core/breaks.c).  NULL, or a count
+   * that is not the plan's number of edges: the static estimate. */
+  const uint64_t *edge_counts;
+  size_t nedge_counts;
   /* Is ADDR another function's entry?  A jump there is a tail call, after which
    * flags are dead (ABI); a jump anywhere else outside the function (FUNC.cold)
    * keeps them live.  NULL: every outside target is an entry. */

@@ -8,7 +8,8 @@
  * runs until nothing changes.  With the counted edges off a spanning tree
  * every edge is found; the result is then checked at every vertex.  Leaky
  * blocks (calls that may not return) get their virtual edge to EXIT here,
- * appended after the real edges. */
+ * appended after the real edges.  The estimate (from counters that move)
+ * takes 0 for a negative count and checks nothing. */
 #include "reloc_flow.h"
 
 #include <inttypes.h>
@@ -20,6 +21,7 @@ typedef struct flow {
   const reloc_edge *edges;
   size_t nedges, nblocks;
   uint64_t entry;
+  bool exact;          /* fail on counts that are not consistent (else estimate) */
   uint64_t *count;     /* per edge */
   bool *known;
   size_t *first, *inc; /* incident edges of vertex v: inc[first[v] .. first[v+1]) */
@@ -61,10 +63,10 @@ static lp_status solve_at(flow *f, size_t v, size_t *solved) {
   bool into = vertex(f, e->to) == v;
   uint64_t have = into ? in : out, need = into ? out : in;
   char buf[32];
-  if (need < have)
+  if (need < have && f->exact)
     return lp_fail("flow: negative count derived at %s (edge from 0x%" PRIx64 ")",
                    where(f, v, buf, sizeof buf), e->branch);
-  f->count[u] = need - have;
+  f->count[u] = need < have ? 0 : need - have;
   f->known[u] = true;
   f->unknown[vertex(f, e->from)]--;
   f->unknown[vertex(f, e->to)]--;
@@ -89,7 +91,7 @@ static lp_status solve(flow *f) {
   }
   free(work);
   char buf[32];
-  for (size_t v = 0; v < nv; v++) {
+  for (size_t v = 0; f->exact && v < nv; v++) {
     if (f->unknown[v]) return lp_fail("flow: cannot solve the edges of %s", where(f, v, buf, sizeof buf));
     uint64_t in, out;
     sums(f, v, &in, &out);
@@ -107,14 +109,14 @@ bool reloc_flow_leaks(const reloc_edge *edges, size_t nedges, uint32_t block, bo
   return false;
 }
 
-lp_status reloc_flow_solve(const reloc_edge *edges, size_t nedges, size_t nblocks, uint64_t entry_count,
-                           const bool *leaky, uint64_t *edge_counts, uint64_t *block_counts) {
+static lp_status flow_solve(const reloc_edge *edges, size_t nedges, size_t nblocks, uint64_t entry_count,
+                            const bool *leaky, uint64_t *edge_counts, uint64_t *block_counts, bool exact) {
   size_t nv = nblocks + 1, nleaks = 0;
   for (size_t b = 0; leaky && b < nblocks; b++) nleaks += leaky[b];
   size_t n = nedges + nleaks; /* the real edges, then the leaks */
   reloc_edge *all = malloc((n + 1) * sizeof *all);
   uint64_t *count = calloc(n + 1, sizeof *count);
-  flow f = {all, n, nblocks, entry_count, count, calloc(n + 1, sizeof(bool)),
+  flow f = {all, n, nblocks, entry_count, exact, count, calloc(n + 1, sizeof(bool)),
             calloc(nv + 1, sizeof(size_t)), malloc((2 * n + 1) * sizeof(size_t)),
             calloc(nv, sizeof(size_t))};
   size_t *fill = calloc(nv, sizeof *fill);
@@ -163,4 +165,14 @@ out:
   free(f.inc);
   free(f.unknown);
   return st;
+}
+
+lp_status reloc_flow_solve(const reloc_edge *edges, size_t nedges, size_t nblocks, uint64_t entry_count,
+                           const bool *leaky, uint64_t *edge_counts, uint64_t *block_counts) {
+  return flow_solve(edges, nedges, nblocks, entry_count, leaky, edge_counts, block_counts, true);
+}
+
+lp_status reloc_flow_estimate(const reloc_edge *edges, size_t nedges, size_t nblocks, uint64_t entry_count,
+                              const bool *leaky, uint64_t *edge_counts, uint64_t *block_counts) {
+  return flow_solve(edges, nedges, nblocks, entry_count, leaky, edge_counts, block_counts, false);
 }

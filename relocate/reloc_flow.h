@@ -26,4 +26,11 @@ bool reloc_flow_leaks(const reloc_edge *edges, size_t nedges, uint32_t block, bo
 lp_status reloc_flow_solve(const reloc_edge *edges, size_t nedges, size_t nblocks, uint64_t entry_count,
                            const bool *leaky, uint64_t *edge_counts, uint64_t *block_counts);
 
+/* The same from counters read while they move (a running program: blocks
+ * part-way through, a thread between two probes): a derived count that would
+ * be negative is 0 and nothing is checked, so it never fails but on memory.
+ * For weights (reloc_probes.edge_counts), not for reports. */
+lp_status reloc_flow_estimate(const reloc_edge *edges, size_t nedges, size_t nblocks, uint64_t entry_count,
+                              const bool *leaky, uint64_t *edge_counts, uint64_t *block_counts);
+
 #endif

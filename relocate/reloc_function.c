@@ -530,6 +530,8 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
   if ((p->probes.arcs || p->probes.blocks == RELOC_BLOCKS_COVER) && reloc_dom_build(p, &dom) != LP_OK) goto out;
   bool placed = reloc_place_probes(p, &dom) == LP_OK && reloc_place_cover(p, &dom) == LP_OK;
   reloc_dom_free(&dom);
+  p->probes.edge_counts = NULL; /* the caller's: read by the tree alone */
+  p->probes.nedge_counts = 0;
   if (!placed || measure(p) != LP_OK) goto out;
   st = LP_OK;
   fill_info(p, b.leaves_to_original, info);

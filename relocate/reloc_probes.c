@@ -7,7 +7,8 @@
  * leaves the most executed probes on it (Ball and Larus, "Optimally
  * profiling and tracing programs", 1994).  So the tree is a greedy maximum
  * spanning tree (Kruskal) over an estimate of how often each edge runs per
- * call (loops from reloc_dom.c, branch heuristics below) times what its
+ * call (loops from reloc_dom.c, branch heuristics below), or over its
+ * measured count when the caller has one (reloc_probes.edge_counts), times what its
  * probe would cost (more where the flags are live: the probe counts through
  * rax saved on the stack; more in a stub: two more jumps).  Before any real
  * edge the tree holds the virtual leak edges of blocks that end in a call
@@ -164,7 +165,10 @@ static lp_status spanning_tree(reloc_plan *p, const reloc_dom *d, bool *off_tree
   /* the edges by estimated cost, heaviest first (without arcs no probe goes on
    * them: any tree tells ncounted, the edges in their own order will do) */
   if (p->probes.arcs) {
-    estimate_edges(p, d, freq + p->nedges, freq);
+    if (p->probes.edge_counts && p->probes.nedge_counts == p->nedges) /* measured */
+      for (size_t e = 0; e < p->nedges; e++) freq[e] = (double)p->probes.edge_counts[e];
+    else
+      estimate_edges(p, d, freq + p->nedges, freq);
     for (size_t e = 0; e < p->nedges; e++) {
       const reloc_edge *ed = &p->edges[e];
       bool live = live_at_probe(p, ed);

@@ -129,6 +129,8 @@ lp_status shm_add_module(shm_counters *c, const shm_layout_module *m, uint32_t *
         .first_edge = SHM_NONE,
         .first_call = SHM_NONE,
         .binding = m->binding ? m->binding[i] : 0,
+        .retree_slot = SHM_NONE,
+        .retree_edge = SHM_NONE,
     };
   }
   shm_modules(c)[index] = (shm_module){put_string(c, m->path), k, (uint32_t)m->nfunctions, 0, m->bias};

@@ -26,7 +26,7 @@
 #include "lp_status.h"
 
 #define SHM_MAGIC "LZPROBE\x01"
-#define SHM_VERSION 4u
+#define SHM_VERSION 5u
 #define SHM_NONE UINT32_MAX /* no slot, no table entry */
 
 enum shm_end { SHM_RUNNING = 0, SHM_EXITED = 1, SHM_KILLED = 2, SHM_EXECED = 3, SHM_DETACHED = 4 };
@@ -96,6 +96,14 @@ typedef struct shm_function {
   uint32_t first_edge, nedges;
   uint32_t first_call, ncalls;
   uint32_t binding;   /* enum core_binding of its symbol (0: none) */
+  /* A second copy whose arcs were placed on the first's counts (core/breaks.c,
+   * "re-placing arcs"), SHM_NONE until there is one: its slots mirror the
+   * first copy's, retree_slot - slot higher (its entry counter at
+   * retree_slot; blocks and call sites as the first's), and its edges are
+   * the nedges at retree_edge: the same edges in the same order, with slots
+   * of their own where it counts them.  retree_slot is written last. */
+  uint32_t retree_slot;
+  uint32_t retree_edge;
   uint32_t reserved;
 } shm_function;
 
@@ -217,6 +225,25 @@ static inline uint64_t shm_slot_value(const shm_counters *c, uint32_t slot) {
   return slot < c->header->nslots ? shm_slots(c)[slot] : 0;
 }
 const char *shm_note(const shm_counters *c, const shm_function *f);
+
+/* F's second copy's slot base (shm_function.retree_slot), or SHM_NONE when it
+ * has none or its edges lie outside the file. */
+static inline uint32_t shm_retree_slot(const shm_counters *c, const shm_function *f) {
+  uint32_t r = __atomic_load_n(&f->retree_slot, __ATOMIC_ACQUIRE);
+  if (r == SHM_NONE || f->retree_edge == SHM_NONE || (uint64_t)f->retree_edge + f->nedges > c->header->nedges ||
+      f->slot == SHM_NONE || r < f->slot)
+    return SHM_NONE;
+  return r;
+}
+
+/* What both copies of F counted in SLOT (one of the first copy's) and in its
+ * twin in the second copy, if any. */
+static inline uint64_t shm_fn_slot_value(const shm_counters *c, const shm_function *f, uint32_t slot) {
+  uint64_t v = shm_slot_value(c, slot);
+  uint32_t r = shm_retree_slot(c, f);
+  if (slot != SHM_NONE && r != SHM_NONE) v += shm_slot_value(c, slot - f->slot + r);
+  return v;
+}
 
 /* Reserves N slots and the table entries for a function's graph; fails when
  * the file is full.  The caller fills the entries, then calls

@@ -1435,6 +1435,65 @@ def test_fault(ctx, victim, sig, handled=False):
 
 # ------------------------------------------------------------------- jobs ---
 
+RETREE_ROUNDS = {1: 1 << 25, 2: 1 << 21}  # per thread: ~1 s under lazyprobe, many RETREE_MS
+
+
+def test_retree(ctx, threads):
+    """arcs/retree/Tthreads: hot functions whose static arc estimate is wrong
+    (tests/real/retree.c) get a second copy with their arcs placed on their
+    own counts while T threads run them (with --atomic when T > 1, so that
+    counts are exact): output as natively, --stats says retreed >= 1, entry
+    counts and the @often branch's two ways equal the counts known by
+    construction, flow conservation at every block (both copies' counts
+    added), pick's own counters ran less than half as often as its hot edge
+    (on the first tree the hot edge was counted on every call), and a
+    report from the sealed counters file says the same."""
+    name = 'arcs/retree/%dthreads' % threads
+    binary, err = build(ctx, 'retree', ['retree.c'], ['-O2', '-g', '-Wall', '-pthread'])
+    if err:
+        return [(name, [err])]
+    scratch = ctx.scratch(name)
+    outdir = os.path.join(scratch, 'out')
+    cmd = [ctx.lp, 'run', '--stats', '-c', rt.DUMP_ARCS, '-o', outdir] + (['--atomic'] if threads > 1 else [])
+    args = [str(threads), str(RETREE_ROUNDS[threads])]
+    cmd += ['--', binary] + args
+    lp = run_in(cmd)
+    probs = same_as_native(run_in([binary] + args), lp)
+    m = re.search(rb'retreed=(\d+)', lp[2])
+    if not m or int(m.group(1)) < 1:
+        probs.append('no function got a second copy (%s)' % (m.group(0) if m else 'no stats'))
+    calls = threads * RETREE_ROUNDS[threads]
+    often, seldom = calls // 64 * 63, calls // 64
+    expect = {'work': threads, 'pick': calls, 'scan': calls, 'often': often, 'seldom': seldom}
+    dumps = []
+    try:
+        dumps.append(('run', rt.exe_functions(rt.load_dump(outdir), binary)))
+        files = all_counters_files(outdir)
+        r = subprocess.run([ctx.lp, 'report', '-c', rt.DUMP_ARCS, outdir], capture_output=True, timeout=RUN_TIMEOUT)
+        if r.returncode != 0:
+            probs.append('report failed: %s' % rt.short(r.stderr))
+        else:
+            dumps.append(('report of %d file(s)' % len(files), rt.exe_functions(rt.load_dump(outdir), binary)))
+    except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+        probs.append('dump.json: %s' % e)
+    for what, funcs in dumps:
+        by_name = {f['name']: f for f in funcs}
+        got = {n: by_name.get(n, {}).get('count') for n in expect}
+        if got != expect:
+            probs.append('%s: entry counts %s, want %s' % (what, got, expect))
+        probs += rt.flow_problems(funcs, what)
+        pick = by_name.get('pick', {})
+        ways = sorted(e.get('count') for e in pick.get('edges') or [] if e['from'] == 1 and e['kind'] in ('fall', 'taken'))
+        if ways != [seldom, often]:
+            probs.append('%s: the @often branch went %s ways, want %s' % (what, ways, [seldom, often]))
+        own = sum(e.get('measured') or 0 for e in pick.get('edges') or [])
+        if not own or own >= often // 2:
+            probs.append("%s: pick's edge counters ran %d times, want 1 .. %d" % (what, own, often // 2 - 1))
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:8])]
+
+
 def jobs(ctx):
     """[(filter-name, callable)] for run_tests.main()."""
     j = []
@@ -1454,6 +1513,8 @@ def jobs(ctx):
         j.append(('cxx/exceptions/' + o, lambda o=o: test_cxx(ctx, o)))
         j.append(('unwind/backtrace/' + o, lambda o=o: test_backtrace(ctx, o)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))
+    for t in (1, 2):
+        j.append(('arcs/retree/%dthreads' % t, lambda t=t: test_retree(ctx, t)))
     j.append(('unwind/gdb_core', lambda: test_gdb_core(ctx)))
     j.append(('unwind/fork_throw', lambda: test_fork_throw(ctx)))
     # 5. attach/detach

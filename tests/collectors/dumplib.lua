@@ -30,7 +30,7 @@ function dumplib.report(run)
                 count = f.count, state = f.state, note = f.note, binding = f.binding,
                 flow_error = f.flow_error }
     o.blocks = copy_list(f.blocks, { "address", "size", "instructions", "count" })
-    o.edges = copy_list(f.edges, { "from", "to", "kind", "branch", "target", "count" })
+    o.edges = copy_list(f.edges, { "from", "to", "kind", "branch", "target", "count", "measured" })
     o.calls = copy_list(f.calls, { "site", "target", "callee", "count" })
     if prog and f.module == prog and lazyprobe.lines then
       local hi = f.address + math.max(f.size or 0, 1)

@@ -837,6 +837,55 @@ static void test_edges_fall_taken_return(void) {
   free(out);
 }
 
+/* Arcs on measured counts (reloc_probes.edge_counts): the function of
+ * test_edges_fall_taken_return, whose loop the estimate makes hot, with
+ * counts that say every call took the js straight to the ret.  The tree then
+ * holds that path (0->1, 1->3, 3->exit) and one loop edge; the two counted
+ * edges never ran.  On the estimate the js is counted (in a stub). */
+static void test_edges_on_counts(void) {
+  static const uint8_t in[] = {
+      0x31, 0xc0, /* 0: xor eax, eax   block 0 */
+      0xff, 0xcf, /* 2: dec edi        block 1 */
+      0x78, 0x02, /* 4: js 8 */
+      0x75, 0xfa, /* 6: jne 2          block 2 */
+      0xc3,       /* 8: ret            block 3 */
+  };
+  /* edges in plan order: 0->1, 1->2, 1->3 (js), 2->3, 2->1, 3->exit */
+  static const uint64_t counts[] = {10, 0, 10, 0, 0, 10};
+  const char *name = "edges: placed on measured counts";
+  fn_case c = CASE(name, in, sizeof in, 0);
+  reloc_function_desc d = desc(&c);
+  for (int measured = 0; measured < 2; measured++) {
+    reloc_probes probes = {.entry = true, .arcs = true};
+    if (measured) probes.edge_counts = counts, probes.nedge_counts = 6;
+    reloc_plan *p;
+    reloc_info info;
+    if (reloc_plan_function(&d, &probes, &p, &info) != LP_OK) {
+      CHECK(0, "plan: %s", lp_error());
+      continue;
+    }
+    const reloc_edge *e = reloc_edges(p);
+    uint64_t ran = 0;
+    for (size_t k = 0; k < info.nedges && k < 6; k++) ran += e[k].counted ? counts[k] : 0;
+    CHECK(info.nedges == 6 && info.ncounted == 2, "%zu edges, %zu counted", info.nedges, info.ncounted);
+    if (measured)
+      CHECK(ran == 0 && !e[0].counted && !e[2].counted && !e[5].counted, "the counted edges ran %" PRIu64, ran);
+    else
+      CHECK(e[2].counted, "on the estimate, the js is on the tree");
+    reloc_plan_free(p);
+  }
+  /* counts of another number of edges are not this plan's: the estimate */
+  reloc_probes other = {.entry = true, .arcs = true, .edge_counts = counts, .nedge_counts = 5};
+  reloc_plan *p;
+  reloc_info info;
+  if (reloc_plan_function(&d, &other, &p, &info) == LP_OK) {
+    CHECK(reloc_edges(p)[2].counted, "counts of 5 edges used for 6");
+    reloc_plan_free(p);
+  } else {
+    CHECK(0, "plan: %s", lp_error());
+  }
+}
+
 /* Loops (reloc_dom.c): two nested loops, the inner one of two blocks;
  * innermost heads, the loops around each block, membership and dominators. */
 static void test_loops(void) {
@@ -2124,6 +2173,7 @@ int main(void) {
   test_loops();
   test_shared_save();
   test_edges_entry_measures();
+  test_edges_on_counts();
   test_tail_liveness();
   test_call_sites();
   test_noreturn_edges();
