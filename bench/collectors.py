@@ -393,7 +393,7 @@ def ratio_list(res, name, v, base="native", key="cpu"):
 def probe_report(names, info):
     print("Probes (one untimed `lazyprobe run -c arcs,bench/probecount.lua` on the test input):")
     print()
-    print("| workload | group | functions | blocks | edges | edges − blocks + 1 (lower bound of counted edges) | call sites | "
+    print("| workload | group | functions | blocks | edges | edges − blocks (lower bound of counted edges: the entry counter measures EXIT->entry) | call sites | "
           "entry + a probe per block | -c arcs probes with that bound (entry + counted) | same, every edge counted |")
     print("|---" * 10 + "|")
     for name in names:
@@ -408,7 +408,7 @@ def probe_report(names, info):
     print()
     print("Counter increments of `-c arcs` at run time (same run; bench/probecount.lua): the edges executed, the "
           "increments (entries + the counted edges' counts) and the increments a spanning tree chosen on the "
-          "run's own counts would make (with the same virtual edges):")
+          "run's own counts would make (with the same virtual edges: the leaks; EXIT->entry is the entry counter's):")
     print()
     print("| workload | executed edges | increments | increments, tree from the counts | ratio |")
     print("|---" * 5 + "|")
