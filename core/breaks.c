@@ -29,7 +29,6 @@
 
 #include "eh_frame.h"
 #include "reloc.h"
-#include "reloc_flow.h"
 #include "reloc_unwind.h"
 #include "session_internal.h"
 
@@ -390,11 +389,6 @@ static void redirect_plt(core_session *s, process *p, const core_function *fn, u
   }
 }
 
-/* Relocates function I of module M.  With EAGER (a first hit), its direct
- * callees are relocated too, in the same stop, so that they never trap: one
- * trap round trip costs several times a relocation (docs/PERFORMANCE.md).
- * Each of the NRESUME requests gets the address in the copy where a thread
- * of the original goes on (0: nowhere, it stays in the original). */
 /* What the relocator needs to know of function FN of M; CFI receives its call
  * frame information when it has some (desc.cfi points at it). */
 static reloc_function_desc function_desc(const pmodule *m, const core_function *fn, reloc_cfi *cfi) {
@@ -415,6 +409,11 @@ static reloc_function_desc function_desc(const pmodule *m, const core_function *
   };
 }
 
+/* Relocates function I of module M.  With EAGER (a first hit), its direct
+ * callees are relocated too, in the same stop, so that they never trap: one
+ * trap round trip costs several times a relocation (docs/PERFORMANCE.md).
+ * Each of the NRESUME requests gets the address in the copy where a thread
+ * of the original goes on (0: nowhere, it stays in the original). */
 static lp_status instrument(core_session *s, process *p, pmodule *m, long i, bool eager, breaks_resume *resume,
                             size_t nresume) {
   const core_function *fn = &m->file->module->functions[i];
@@ -578,25 +577,12 @@ static bool same_graph(const reloc_plan *plan, const reloc_info *info, const shm
 /* EC[e]: how often each edge of SF's first copy ran so far, estimated from
  * its live counters; returns what its counted edges ran (0: not known). */
 static uint64_t ran_so_far(const shm_counters *c, const shm_function *sf, uint64_t *ec) {
-  uint32_t nb = sf->nblocks, ne = sf->nedges;
   const shm_edge *edges = shm_edges(c) + sf->first_edge;
-  const shm_block *blocks = shm_blocks(c) + sf->first_block;
-  reloc_edge *re = calloc(ne + 1, sizeof *re);
-  uint64_t *bc = calloc(nb + 1, sizeof *bc), counted = 0;
-  bool *leaky = calloc(nb + 1, sizeof *leaky);
-  if (re && bc && leaky) {
-    for (uint32_t e = 0; e < ne; e++) {
-      re[e] = (reloc_edge){edges[e].from, edges[e].to == SHM_NONE ? RELOC_EXIT : edges[e].to, edges[e].kind,
-                           edges[e].slot != SHM_NONE, edges[e].branch, edges[e].target};
-      ec[e] = shm_slot_value(c, edges[e].slot);
-      counted += ec[e];
-    }
-    for (uint32_t b = 0; b < nb; b++) leaky[b] = blocks[b].flags & SHM_BLOCK_LEAKS;
-    if (reloc_flow_estimate(re, ne, nb, shm_slot_value(c, sf->slot), leaky, ec, bc) != LP_OK) counted = 0;
-  }
-  free(re);
+  uint64_t counted = 0;
+  for (uint32_t e = 0; e < sf->nedges; e++) counted += shm_slot_value(c, edges[e].slot);
+  uint64_t *bc = calloc(sf->nblocks + 1, sizeof *bc);
+  if (!bc || shm_flow(c, sf, edges, shm_slot_value(c, sf->slot), true, ec, bc) != LP_OK) counted = 0;
   free(bc);
-  free(leaky);
   return counted;
 }
 

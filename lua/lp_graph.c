@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "reloc.h"
-#include "reloc_flow.h"
 
 #define GRAPHS_NAME "lazyprobe.graphs"
 
@@ -118,29 +117,10 @@ static bool cover(const shm_block *blocks, uint32_t nb, const shm_counters *c, u
  * they are not consistent. */
 static bool solve_copy(lp_graph *g, lp_graph_fn *out, const shm_counters *c, const shm_function *f,
                        const shm_edge *edges, uint64_t entry, uint64_t *ec, uint64_t *bc, bool *failed) {
-  uint32_t nb = f->nblocks, ne = f->nedges;
-  const shm_block *blocks = shm_blocks(c) + f->first_block;
-  reloc_edge *re = calloc(ne + 1, sizeof *re);
-  bool *leaky = calloc(nb, sizeof *leaky);
-  bool solved = false;
-  if (re && leaky) {
-    for (uint32_t e = 0; e < ne; e++) {
-      re[e] = (reloc_edge){edges[e].from, edges[e].to == SHM_NONE ? RELOC_EXIT : edges[e].to, edges[e].kind,
-                           edges[e].slot != SHM_NONE, edges[e].branch, edges[e].target};
-      ec[e] = shm_slot_value(c, edges[e].slot);
-    }
-    for (uint32_t b = 0; b < nb; b++) leaky[b] = blocks[b].flags & SHM_BLOCK_LEAKS; /* as the tree had it */
-    solved = reloc_flow_solve(re, ne, nb, entry, leaky, ec, bc) == LP_OK;
-    if (!solved) {
-      out->flow_error = add_string(g, lp_error());
-      if (out->flow_error == LP_GRAPH_NONE) *failed = true;
-    }
-  } else {
-    *failed = true;
-  }
-  free(re);
-  free(leaky);
-  return solved;
+  if (shm_flow(c, f, edges, entry, false, ec, bc) == LP_OK) return true;
+  out->flow_error = add_string(g, lp_error());
+  if (out->flow_error == LP_GRAPH_NONE) *failed = true;
+  return false;
 }
 
 /* Counts of the edges (EC) and blocks (BC) solved from the arcs: those of

@@ -1,4 +1,5 @@
-/* counters.c — creating, opening, annotating and sealing counters files (see counters.h). */
+/* counters.c — creating, opening, annotating and sealing counters files, and
+ * the flow of one copy from its counters (see counters.h). */
 #include "counters.h"
 
 #include <errno.h>
@@ -10,6 +11,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "reloc_flow.h"
 
 #define PAGE 4096u
 #define NOTES_SIZE (256u * 1024u)
@@ -263,6 +266,26 @@ void shm_counters_close(shm_counters *c) {
 const char *shm_note(const shm_counters *c, const shm_function *f) {
   if (f->note == UINT64_MAX || f->note >= c->header->notes_size) return "";
   return (const char *)c->base + c->header->notes_off + f->note;
+}
+
+lp_status shm_flow(const shm_counters *c, const shm_function *f, const shm_edge *edges, uint64_t entry,
+                   bool estimate, uint64_t *ec, uint64_t *bc) {
+  uint32_t nb = f->nblocks, ne = f->nedges;
+  const shm_block *blocks = shm_blocks(c) + f->first_block;
+  reloc_edge *re = calloc(ne + 1, sizeof *re);
+  bool *leaky = calloc(nb + 1, sizeof *leaky);
+  lp_status st = re && leaky ? LP_OK : lp_fail("out of memory");
+  for (uint32_t e = 0; st == LP_OK && e < ne; e++) {
+    re[e] = (reloc_edge){edges[e].from, edges[e].to == SHM_NONE ? RELOC_EXIT : edges[e].to, edges[e].kind,
+                         edges[e].slot != SHM_NONE, edges[e].branch, edges[e].target};
+    ec[e] = shm_slot_value(c, edges[e].slot);
+  }
+  for (uint32_t b = 0; st == LP_OK && b < nb; b++) leaky[b] = blocks[b].flags & SHM_BLOCK_LEAKS; /* as the tree had it */
+  if (st == LP_OK)
+    st = (estimate ? reloc_flow_estimate : reloc_flow_solve)(re, ne, nb, entry, leaky, ec, bc);
+  free(re);
+  free(leaky);
+  return st;
 }
 
 lp_status shm_reserve(shm_counters *c, uint32_t nslots, uint32_t nblocks, uint32_t nedges,

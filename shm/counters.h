@@ -20,6 +20,7 @@
 #ifndef SHM_COUNTERS_H
 #define SHM_COUNTERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -244,6 +245,14 @@ static inline uint64_t shm_fn_slot_value(const shm_counters *c, const shm_functi
   if (slot != SHM_NONE && r != SHM_NONE) v += shm_slot_value(c, slot - f->slot + r);
   return v;
 }
+
+/* Edge (EC, F's nedges) and block (BC, its nblocks) counts of one copy of F
+ * from EDGES (the first copy's edge records, or the second's: their slots
+ * are its counted edges) and ENTRY, its entry count, by flow conservation
+ * (relocate/reloc_flow.h): exact, failing when the counts are not
+ * consistent, or with ESTIMATE from counters that move. */
+lp_status shm_flow(const shm_counters *c, const shm_function *f, const shm_edge *edges, uint64_t entry,
+                   bool estimate, uint64_t *ec, uint64_t *bc);
 
 /* Reserves N slots and the table entries for a function's graph; fails when
  * the file is full.  The caller fills the entries, then calls
