@@ -270,6 +270,13 @@ bool lp_graph_merge(lp_graph *g, uint32_t id, const shm_counters *c, const shm_f
   if (into->edge_counts && from.edge_counts && into->nedges == from.nedges)
     for (uint32_t e = 0; e < into->nedges; e++)
       g->edges[into->first_edge + e].count += g->edges[from.first_edge + e].count;
+  if (into->nedges == from.nedges)
+    for (uint32_t e = 0; e < into->nedges; e++) { /* what the counters of every process said */
+      lp_graph_edge *a = &g->edges[into->first_edge + e];
+      const lp_graph_edge *b = &g->edges[from.first_edge + e];
+      a->measured += b->measured;
+      a->measured_known |= b->measured_known;
+    }
   if (into->calls && from.calls && into->ncalls == from.ncalls)
     for (uint32_t k = 0; k < into->ncalls; k++)
       g->calls[into->first_call + k].count += g->calls[from.first_call + k].count;

@@ -1438,37 +1438,40 @@ def test_fault(ctx, victim, sig, handled=False):
 RETREE_ROUNDS = {1: 1 << 25, 2: 1 << 21}  # per thread: ~1 s under lazyprobe, many RETREE_MS
 
 
-def test_retree(ctx, threads):
-    """arcs/retree/Tthreads: hot functions whose static arc estimate is wrong
-    (tests/real/retree.c) get a second copy with their arcs placed on their
-    own counts while T threads run them (with --atomic when T > 1, so that
-    counts are exact): output as natively, --stats says retreed >= 1, entry
-    counts and the @often branch's two ways equal the counts known by
-    construction, flow conservation at every block (both copies' counts
-    added), pick's own counters ran less than half as often as its hot edge
-    (on the first tree the hot edge was counted on every call), and a
-    report from the sealed counters file says the same."""
-    name = 'arcs/retree/%dthreads' % threads
+def test_retree(ctx, threads, fork=False):
+    """arcs/retree/Tthreads[/fork]: hot functions whose static arc estimate is
+    wrong (tests/real/retree.c) get a second copy with their arcs placed on
+    their own counts while T threads run them (with --atomic when T > 1, so
+    that counts are exact; with FORK in two processes, each its own counters
+    file): output as natively, --stats says retreed >= 1, entry counts and
+    the @often branch's two ways equal the counts known by construction,
+    flow conservation at every block (both copies' counts added, over the
+    processes; main excepted with FORK), pick's own counters ran less than half as often as its hot
+    edge (on the first tree the hot edge was counted on every call), and a
+    report from the sealed counters files says the same."""
+    name = 'arcs/retree/%dthreads%s' % (threads, '/fork' if fork else '')
     binary, err = build(ctx, 'retree', ['retree.c'], ['-O2', '-g', '-Wall', '-pthread'])
     if err:
         return [(name, [err])]
     scratch = ctx.scratch(name)
     outdir = os.path.join(scratch, 'out')
     cmd = [ctx.lp, 'run', '--stats', '-c', rt.DUMP_ARCS, '-o', outdir] + (['--atomic'] if threads > 1 else [])
-    args = [str(threads), str(RETREE_ROUNDS[threads])]
+    args = [str(threads), str(RETREE_ROUNDS[threads])] + (['fork'] if fork else [])
     cmd += ['--', binary] + args
     lp = run_in(cmd)
     probs = same_as_native(run_in([binary] + args), lp)
     m = re.search(rb'retreed=(\d+)', lp[2])
     if not m or int(m.group(1)) < 1:
         probs.append('no function got a second copy (%s)' % (m.group(0) if m else 'no stats'))
-    calls = threads * RETREE_ROUNDS[threads]
+    calls = threads * RETREE_ROUNDS[threads] * (2 if fork else 1)
     often, seldom = calls // 64 * 63, calls // 64
-    expect = {'work': threads, 'pick': calls, 'scan': calls, 'often': often, 'seldom': seldom}
+    expect = {'work': threads * (2 if fork else 1), 'pick': calls, 'scan': calls, 'often': often, 'seldom': seldom}
     dumps = []
     try:
         dumps.append(('run', rt.exe_functions(rt.load_dump(outdir), binary)))
         files = all_counters_files(outdir)
+        if len(files) != (2 if fork else 1):
+            probs.append('counters files %s' % files)
         r = subprocess.run([ctx.lp, 'report', '-c', rt.DUMP_ARCS, outdir], capture_output=True, timeout=RUN_TIMEOUT)
         if r.returncode != 0:
             probs.append('report failed: %s' % rt.short(r.stderr))
@@ -1476,12 +1479,27 @@ def test_retree(ctx, threads):
             dumps.append(('report of %d file(s)' % len(files), rt.exe_functions(rt.load_dump(outdir), binary)))
     except (OSError, ValueError, subprocess.TimeoutExpired) as e:
         probs.append('dump.json: %s' % e)
+    if fork and len(dumps) == 2:  # each process's report alone: the counters add up
+        alone = 0
+        for f in files:
+            pid = f.split('.')[1]
+            r = subprocess.run([ctx.lp, 'report', '-c', rt.DUMP_ARCS, '--pid', pid, outdir], capture_output=True,
+                               timeout=RUN_TIMEOUT)
+            if r.returncode != 0:
+                probs.append('report --pid %s failed: %s' % (pid, rt.short(r.stderr)))
+            pick = {g['name']: g for g in rt.exe_functions(rt.load_dump(outdir), binary)}.get('pick', {})
+            alone += sum(e.get('measured') or 0 for e in pick.get('edges') or [])
+        both = {g['name']: g for g in dumps[1][1]}.get('pick', {})
+        if sum(e.get('measured') or 0 for e in both.get('edges') or []) != alone:
+            probs.append("pick's edge counters over both processes are not the sum of each one's (%d)" % alone)
     for what, funcs in dumps:
         by_name = {f['name']: f for f in funcs}
         got = {n: by_name.get(n, {}).get('count') for n in expect}
         if got != expect:
             probs.append('%s: entry counts %s, want %s' % (what, got, expect))
-        probs += rt.flow_problems(funcs, what)
+        # main is on the stack at the fork: the child's file has the rest of its
+        # flow without its entry (a child's counters start at 0), a flow_error
+        probs += rt.flow_problems([f for f in funcs if not (fork and f['name'] == 'main')], what)
         pick = by_name.get('pick', {})
         ways = sorted(e.get('count') for e in pick.get('edges') or [] if e['from'] == 1 and e['kind'] in ('fall', 'taken'))
         if ways != [seldom, often]:
@@ -1515,6 +1533,7 @@ def jobs(ctx):
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))
     for t in (1, 2):
         j.append(('arcs/retree/%dthreads' % t, lambda t=t: test_retree(ctx, t)))
+    j.append(('arcs/retree/1threads/fork', lambda: test_retree(ctx, 1, True)))
     j.append(('unwind/gdb_core', lambda: test_gdb_core(ctx)))
     j.append(('unwind/fork_throw', lambda: test_fork_throw(ctx)))
     # 5. attach/detach

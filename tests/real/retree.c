@@ -9,10 +9,15 @@
  * default 2^21, a multiple of 64): pick and scan run T * ROUNDS times, often() (i % 64 != 0)
  * T * ROUNDS * 63 / 64 times, seldom() T * ROUNDS / 64, work T times; the
  * branch on the @often line goes one way T * ROUNDS * 63 / 64 times and the
- * other T * ROUNDS / 64 (tests/real_tests.py, test_retree). */
+ * other T * ROUNDS / 64 (tests/real_tests.py, test_retree).  With argv[3]
+ * "fork" a child forked first does the same: every count twice, in two
+ * counters files. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define MAX_THREADS 8
 #define BLOCK 16
@@ -51,6 +56,7 @@ int main(int argc, char **argv) {
   int threads = argc > 1 ? atoi(argv[1]) : 2;
   if (argc > 2) rounds = atol(argv[2]);
   if (threads < 1 || threads > MAX_THREADS || rounds < 64 || rounds % 64) return 2;
+  pid_t child = argc > 3 && !strcmp(argv[3], "fork") ? fork() : -1;
   pthread_t t[MAX_THREADS];
   for (long k = 0; k < threads; k++)
     if (pthread_create(&t[k], NULL, work, (void *)k)) return 1;
@@ -60,6 +66,7 @@ int main(int argc, char **argv) {
     pthread_join(t[k], &r);
     total += (long)r;
   }
-  printf("%ld %ld\n", total, sink);
+  if (child > 0 && waitpid(child, NULL, 0) != child) return 1; /* the child's line first */
+  printf("%s %ld %ld\n", child == 0 ? "child" : "main", total, sink);
   return 0;
 }
