@@ -18,10 +18,9 @@
  * byte while the rest is written (a thread that meets it is sent past the
  * probe, whose slot is already set).
  *
- * Counted arcs sit off a spanning tree chosen on a static estimate; every
- * RETREE_MS, a copy whose counters have run a while is planned again on its
- * own counts and, when that would count much less, replaced by a second
- * copy (see "re-placing arcs" below). */
+ * Every SECOND_MS, a copy whose counters say it runs often may be replaced by
+ * a second one made with what they tell (see "second copies" below): arcs
+ * re-placed on their own counts, cover probes that ran left out. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +161,13 @@ static reloc_probes probes_for(const core_session *s, link_ctx *links) {
   };
 }
 
+/* Cover probes are swept, and hot copies get a second one without those that
+ * ran (breaks_second_pass): blocks "cover" alone, no counts of blocks or arcs. */
+static bool stripping(const core_session *s) {
+  uint32_t bits = s->opt.probes;
+  return (bits & SHM_PROBE_BLOCKS_COVER) && !(bits & (SHM_PROBE_BLOCKS_COUNT | SHM_PROBE_ARCS));
+}
+
 /* Reserves the function's slots and writes its graph into the counters file,
  * once per file (a fork child's file starts as a copy of its parent's).  The
  * slot layout is reloc.h's: entry, blocks, counted edges, calls. */
@@ -171,8 +177,10 @@ static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, 
   shm_function *sf = &shm_functions(c)[m->first + i];
   if (sf->slot != SHM_NONE) return LP_OK;
   shm_reservation r;
-  LP_CHECK(shm_reserve(c, (uint32_t)info->ncounters, (uint32_t)info->nblocks, (uint32_t)info->nedges,
+  bool calls_slot = stripping(s) && (s->opt.probes & SHM_PROBE_ENTRY_COVER); /* one more, last */
+  LP_CHECK(shm_reserve(c, (uint32_t)info->ncounters + calls_slot, (uint32_t)info->nblocks, (uint32_t)info->nedges,
                        (uint32_t)info->ncalls, &r));
+  if (calls_slot) m->fns[i].calls_slot = r.slot + (uint32_t)info->ncounters;
   bool block_slots = s->opt.probes & (SHM_PROBE_BLOCKS_COUNT | SHM_PROBE_BLOCKS_COVER);
   bool call_slots = s->opt.probes & SHM_PROBE_CALLS;
   uint64_t bias = m->bias;
@@ -221,7 +229,7 @@ bool breaks_sweeping(const core_session *s) {
          (s->opt.probes & SHM_PROBE_ENTRY_COVER);
 }
 
-static lp_status remember(process *p, uint64_t addr, uint32_t slot) {
+static lp_status remember(process *p, uint64_t addr, uint32_t slot, uint64_t then_count) {
   if (p->npending == p->cappending) {
     size_t cap = p->cappending ? 2 * p->cappending : 256;
     cover_probe *grown = realloc(p->pending, cap * sizeof *grown);
@@ -229,20 +237,24 @@ static lp_status remember(process *p, uint64_t addr, uint32_t slot) {
     p->pending = grown;
     p->cappending = cap;
   }
-  p->pending[p->npending++] = (cover_probe){addr, slot};
+  p->pending[p->npending++] = (cover_probe){addr, slot, then_count};
   return LP_OK;
 }
 
-/* Keeps the cover probes of a new copy at DEST (its entry's, its blocks') for removal. */
-static lp_status remember_cover_probes(core_session *s, process *p, const shm_function *sf,
+/* Keeps the cover probes of a new copy of function I of M at DEST (its
+ * entry's, its blocks') for removal; the entry's mark becomes a count of its
+ * calls when the function has a slot for them (stripping). */
+static lp_status remember_cover_probes(core_session *s, process *p, const pmodule *m, long i,
                                        const reloc_plan *plan, size_t nblocks, uint64_t dest) {
   if (!breaks_sweeping(s)) return LP_OK;
+  const shm_function *sf = &shm_functions(&p->counters)[m->first + i];
+  uint32_t calls = m->fns[i].calls_slot;
   int64_t off = reloc_entry_probe_offset(plan);
-  if (off >= 0) LP_CHECK(remember(p, dest + (uint64_t)off, sf->slot));
+  if (off >= 0) LP_CHECK(remember(p, dest + (uint64_t)off, sf->slot, calls ? m->slots + 8 * (uint64_t)calls : 0));
   const shm_block *blocks = shm_blocks(&p->counters) + sf->first_block;
   for (size_t b = 0; b < nblocks; b++) {
     off = reloc_cover_probe_offset(plan, b);
-    if (off >= 0 && blocks[b].slot != SHM_NONE) LP_CHECK(remember(p, dest + (uint64_t)off, blocks[b].slot));
+    if (off >= 0 && blocks[b].slot != SHM_NONE) LP_CHECK(remember(p, dest + (uint64_t)off, blocks[b].slot, 0));
   }
   return LP_OK;
 }
@@ -252,49 +264,71 @@ static int by_address(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Replaces each probe at ADDRS (sorted) by a NOP of the same size, for a run
- * of probes within a page at a time: one read, then three writes: an int3
- * over each first byte, then the rest of each NOP, then its first byte. */
-static lp_status remove_probes(process *p, const uint64_t *addrs, size_t n) {
+static int by_probe_address(const void *a, const void *b) {
+  uint64_t x = ((const cover_probe *)a)->addr, y = ((const cover_probe *)b)->addr;
+  return x < y ? -1 : x > y;
+}
+
+/* What replaces cover probe C: a NOP of its size, or the count of its
+ * function's calls (`inc qword [rip+d]`, as long: flags are dead at an entry). */
+static void replacement(const cover_probe *c, uint8_t out[RELOC_COVER_PROBE_SIZE]) {
   static const uint8_t nop7[RELOC_COVER_PROBE_SIZE] = {0x0f, 0x1f, 0x80, 0, 0, 0, 0}; /* nopl 0(%rax) */
-  uint8_t window[PAGE + RELOC_COVER_PROBE_SIZE];
+  memcpy(out, nop7, sizeof nop7);
+  if (!c->then_count) return;
+  int32_t d = (int32_t)(c->then_count - (c->addr + RELOC_COVER_PROBE_SIZE));
+  out[0] = 0x48, out[1] = 0xff, out[2] = 0x05;
+  memcpy(out + 3, &d, sizeof d);
+}
+
+/* Replaces each probe of PROBES (sorted by address) by its replacement, for
+ * a run of probes within a page at a time: one read, then three writes: an
+ * int3 over each first byte, then the rest of each, then its first byte. */
+static lp_status remove_probes(process *p, const cover_probe *probes, size_t n) {
+  uint8_t window[PAGE + RELOC_COVER_PROBE_SIZE], with[RELOC_COVER_PROBE_SIZE];
   for (size_t k = 0; k < n;) {
     size_t j = k;
-    while (j < n && addrs[j] + RELOC_COVER_PROBE_SIZE - addrs[k] <= sizeof window) j++;
-    uint64_t lo = addrs[k], hi = addrs[j - 1] + RELOC_COVER_PROBE_SIZE;
+    while (j < n && probes[j].addr + RELOC_COVER_PROBE_SIZE - probes[k].addr <= sizeof window) j++;
+    uint64_t lo = probes[k].addr, hi = probes[j - 1].addr + RELOC_COVER_PROBE_SIZE;
     LP_CHECK(core_mem_read(&p->target, lo, window, hi - lo));
-    for (size_t q = k; q < j; q++) window[addrs[q] - lo] = INT3;
+    for (size_t q = k; q < j; q++) window[probes[q].addr - lo] = INT3;
     LP_CHECK(core_mem_write(&p->target, lo, window, hi - lo));
-    for (size_t q = k; q < j; q++) memcpy(window + (addrs[q] - lo) + 1, nop7 + 1, sizeof nop7 - 1);
+    for (size_t q = k; q < j; q++) {
+      replacement(&probes[q], with);
+      memcpy(window + (probes[q].addr - lo) + 1, with + 1, sizeof with - 1);
+    }
     LP_CHECK(core_mem_write(&p->target, lo, window, hi - lo));
-    for (size_t q = k; q < j; q++) window[addrs[q] - lo] = nop7[0];
+    for (size_t q = k; q < j; q++) {
+      replacement(&probes[q], with);
+      window[probes[q].addr - lo] = with[0];
+    }
     LP_CHECK(core_mem_write(&p->target, lo, window, hi - lo));
     k = j;
   }
   return LP_OK;
 }
 
-/* Replaces the probes of P whose blocks have run by NOPs: an int3 in their
- * first byte, then the rest, then the first byte, so that no thread ever runs
- * a half-written instruction. */
+/* Replaces the probes of P whose blocks have run by NOPs (or counts of
+ * calls): an int3 in their first byte, then the rest, then the first byte, so
+ * that no thread ever runs a half-written instruction. */
 lp_status breaks_sweep(core_session *s, process *p) {
   size_t n = 0, kept = 0;
-  uint64_t *done = malloc((p->npending + 1) * sizeof *done);
+  cover_probe *done = malloc((p->npending + 1) * sizeof *done);
   if (!done) return lp_fail("out of memory");
   for (size_t k = 0; k < p->npending; k++) {
-    if (shm_slot_value(&p->counters, p->pending[k].slot)) done[n++] = p->pending[k].addr;
+    if (shm_slot_value(&p->counters, p->pending[k].slot)) done[n++] = p->pending[k];
     else p->pending[kept++] = p->pending[k];
   }
   p->npending = kept;
   lp_status st = LP_OK;
   if (n) {
-    qsort(done, n, sizeof *done, by_address);
+    qsort(done, n, sizeof *done, by_probe_address);
     uint64_t *grown = realloc(p->removed, (p->nremoved + n) * sizeof *grown);
     if (!grown) st = lp_fail("out of memory");
     if (st == LP_OK) { /* merged in, from the top, before the int3s can trap */
       p->removed = grown;
       size_t i = p->nremoved, j = n, k = p->nremoved + n;
-      while (j > 0) p->removed[--k] = i > 0 && p->removed[i - 1] > done[j - 1] ? p->removed[--i] : done[--j];
+      while (j > 0)
+        p->removed[--k] = i > 0 && p->removed[i - 1] > done[j - 1].addr ? p->removed[--i] : done[--j].addr;
       p->nremoved += n;
       st = remove_probes(p, done, n);
     }
@@ -463,7 +497,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
     reloc_plan_free(plan);
     return leave_native(s, p, m, i, lp_error());
   }
-  lp_status st = remember_cover_probes(s, p, sf, plan, info.nblocks, dest);
+  lp_status st = remember_cover_probes(s, p, m, i, plan, info.nblocks, dest);
   for (size_t k = 0; k < nresume; k++) {
     int64_t off = reloc_resume_offset(plan, resume[k].orig, resume[k].after_call);
     resume[k].copy = off >= 0 ? dest + (uint64_t)off : 0;
@@ -515,30 +549,46 @@ static void describe_stop(process *p) {
     fprintf(stderr, "lazyprobe: process %d: %s\n", (int)p->pid, lp_error());
 }
 
-/* {=== re-placing arcs ===
+/* {=== second copies ===
  *
- * A copy counts the edges off a spanning tree chosen on a static estimate of
- * how often each edge runs (relocate/reloc_probes.c).  Once the function has
- * run a while its own counters tell: every RETREE_MS, a copy whose counted
- * edges ran RETREE_MIN times or more is planned again with the edges' counts
- * so far (the flow estimated from the live counters) as the tree's weights.
- * If the new tree's counted edges would have run at most RETREE_GAIN of what
- * the first's did, a second copy with that tree goes in: its graph's slots
- * into the counters file (shm_function.retree_slot, mirroring the first's),
- * then the entry's jmp and the first copy's top (its entry counter) jump to
- * it, each an int3 first, then the jmp's bytes 1..4, then its opcode (a
- * thread that meets the int3 goes on in the second copy).  Frames already in
- * the first copy finish there; each copy's counts make a flow of their own,
- * and reports add them up.  Once per function.  Not with block cover probes
- * (their removal knows one copy per function). */
+ * A copy is made before anything is known of how it runs.  Every SECOND_MS,
+ * a copy that has run a while may be replaced by a second one made with what
+ * its counters say, once per function:
+ *
+ * - re-placing arcs: a copy counts the edges off a spanning tree chosen on a
+ *   static estimate of how often each edge runs (relocate/reloc_probes.c).
+ *   When its counted edges ran RETREE_MIN times or more, it is planned again
+ *   with the edges' counts so far (the flow estimated from the live counters)
+ *   as the tree's weights; if the new tree's counted edges would have run at
+ *   most RETREE_GAIN of what the first's did, the second copy counts those,
+ *   on slots of its own (shm_function.retree_slot, mirroring the first's):
+ *   each copy's counts are a flow of their own, which reports add up.
+ * - stripping covered probes: a cover probe that ran is a NOP after the
+ *   sweep, which still costs a slot in the processor's front end each time it
+ *   runs.  When a function was called STRIP_MIN times or more (its entry
+ *   count, or, under entry cover, the count its entry's mark became when it
+ *   was removed: `inc` of a slot of its own), the second copy leaves out the
+ *   cover probes whose slots are set (reloc_probes.covered) and writes the
+ *   others to the same slots: reports see nothing new.
+ *
+ * The second copy goes in as an entry is patched: its bytes, then the
+ * entry's jmp and the first copy's top (its entry probe, which only calls
+ * run) pointed at it, each an int3 first, then the jmp's bytes 1..4, then its
+ * opcode (a thread that meets the int3 goes on in the second copy).  Frames
+ * already in the first copy finish there.  Calls bound to the first copy (its
+ * callers' copies, PLT slots) go through its top's jmp. */
 
 #define RETREE_MIN 65536 /* increments of a copy's counted edges before it is looked at */
 #define RETREE_GAIN 0.75 /* at most this share of the first tree's counted increments */
+#define STRIP_MIN 65536  /* calls of a function (since its last strip) before covered probes are left out */
+#define MAX_STRIPS 4      /* copies a function is stripped into, at most */
 
-bool breaks_retreeing(const core_session *s) {
+static bool retreeing(const core_session *s) {
   uint32_t bits = s->opt.probes;
   return (bits & SHM_PROBE_ARCS) && !(bits & (SHM_PROBE_BLOCKS_COVER | SHM_PROBE_ENTRY_COVER));
 }
+
+bool breaks_second_copies(const core_session *s) { return retreeing(s) || stripping(s); }
 
 /* Makes the jmp at AT (or the 5 bytes there) go to TO while threads may be
  * running: an int3 first, then bytes 1..4, then the opcode. */
@@ -551,13 +601,16 @@ static lp_status repoint_jmp(process *p, uint64_t at, uint64_t to) {
   return core_mem_write(&p->target, at, jmp, 1);
 }
 
-/* Does the copy at AT start with its entry counter, `(lock) inc qword
- * [rip+d]`, which only calls run (a jump to block 0 lands after it)? */
-static bool starts_with_entry_counter(process *p, uint64_t at) {
+/* Does the copy at AT start with its entry probe, which only calls run (a
+ * jump to block 0 lands after it): `(lock) inc qword [rip+d]`, the entry's
+ * mark `mov byte [rip+d], 1`, or what the sweep made of that mark (a 7-byte
+ * NOP, an `inc`)? */
+static bool starts_with_entry_probe(process *p, uint64_t at) {
   uint8_t b[4];
   if (core_mem_read(&p->target, at, b, sizeof b) != LP_OK) return false;
-  static const uint8_t inc[3] = {0x48, 0xff, 0x05};
-  return !memcmp(b, inc, sizeof inc) || (b[0] == 0xf0 && !memcmp(b + 1, inc, sizeof inc));
+  static const uint8_t inc[3] = {0x48, 0xff, 0x05}, mark[2] = {0xc6, 0x05}, nop[3] = {0x0f, 0x1f, 0x80};
+  return !memcmp(b, inc, sizeof inc) || (b[0] == 0xf0 && !memcmp(b + 1, inc, sizeof inc)) ||
+         !memcmp(b, mark, sizeof mark) || !memcmp(b, nop, sizeof nop);
 }
 
 /* The plan's graph is the one published for the first copy (SF's). */
@@ -574,6 +627,49 @@ static bool same_graph(const reloc_plan *plan, const reloc_info *info, const shm
   return true;
 }
 
+/* Plans function I of M again with PROBES (*PLAN: the caller frees); false
+ * when that fails or its graph is not the one published for the first copy. */
+static bool plan_second(process *p, pmodule *m, long i, const reloc_probes *probes, reloc_plan **plan,
+                        reloc_info *info) {
+  const core_function *fn = &m->file->module->functions[i];
+  const shm_function *sf = &shm_functions(&p->counters)[m->first + i];
+  reloc_cfi cfi;
+  reloc_function_desc desc = function_desc(m, fn, &cfi);
+  *plan = NULL;
+  if (reloc_plan_function(&desc, probes, plan, info) != LP_OK) return false;
+  return same_graph(*plan, info, &p->counters, sf, m->bias);
+}
+
+/* Emits PLAN of function I of M at a new place in the arena, *DEST (its slots
+ * from slot SLOT on), and names it; its bytes in *COPY (the caller frees). */
+static lp_status emit_second(process *p, pmodule *m, long i, const reloc_plan *plan, const reloc_info *info,
+                             uint32_t slot, uint64_t *dest, uint8_t **copy) {
+  const core_function *fn = &m->file->module->functions[i];
+  reloc_cfi cfi;
+  reloc_function_desc desc = function_desc(m, fn, &cfi);
+  link_ctx links = {p};
+  *copy = NULL;
+  if (shm_arena_alloc(&m->arena, info->copy_size, 16, dest) != LP_OK ||
+      !(*copy = malloc(info->copy_size ? info->copy_size : 1)) ||
+      reloc_emit(plan, *dest, *copy, m->slots + 8 * (uint64_t)slot, copy_of, &links) != LP_OK ||
+      describe_copy(p, fn, desc.cfi, plan, *dest, info->copy_size) != LP_OK)
+    return LP_ERR;
+  return LP_OK;
+}
+
+/* The second copy of function I of M, at DEST (written, its slots published),
+ * takes the first's place: the entry's jmp and the first copy's top. */
+static lp_status install_second(process *p, pmodule *m, long i, uint64_t dest) {
+  const core_function *fn = &m->file->module->functions[i];
+  fn_state *f = &m->fns[i];
+  uint64_t first = f->copy;
+  f->copy = dest; /* where a thread that meets one of the int3s below goes */
+  f->first_copy = first;
+  p->nsecond++;
+  if (f->state == SHM_RELOCATED) LP_CHECK(repoint_jmp(p, fn->addr + m->bias, dest));
+  return starts_with_entry_probe(p, first) ? repoint_jmp(p, first, dest) : LP_OK;
+}
+
 /* EC[e]: how often each edge of SF's first copy ran so far, estimated from
  * its live counters; returns what its counted edges ran (0: not known). */
 static uint64_t ran_so_far(const shm_counters *c, const shm_function *sf, uint64_t *ec) {
@@ -586,30 +682,26 @@ static uint64_t ran_so_far(const shm_counters *c, const shm_function *sf, uint64
   return counted;
 }
 
-/* Re-places the arcs of function I of M (relocated, its graph published) when
- * its counts so far say a tree on them would count much less.  Fails only
- * when the target's memory cannot be written (it is ending). */
+/* Re-places the arcs of function I of M when its counts so far say a tree on
+ * them would count much less.  Fails only when the target's memory cannot be
+ * written (it is ending). */
 static lp_status retree(core_session *s, process *p, pmodule *m, long i) {
   shm_counters *c = &p->counters;
   shm_function *sf = &shm_functions(c)[m->first + i];
-  const core_function *fn = &m->file->module->functions[i];
   uint64_t *ec = calloc(sf->nedges + 1, sizeof *ec);
   if (!ec || !ran_so_far(c, sf, ec)) {
     free(ec);
     return LP_OK;
   }
-  reloc_cfi cfi;
-  reloc_function_desc desc = function_desc(m, fn, &cfi);
   link_ctx links = {p};
   reloc_probes probes = probes_for(s, &links);
   probes.edge_counts = ec;
   probes.nedge_counts = sf->nedges;
-  reloc_plan *plan = NULL;
+  reloc_plan *plan;
   reloc_info info;
   uint8_t *copy = NULL;
   lp_status st = LP_OK;
-  if (reloc_plan_function(&desc, &probes, &plan, &info) != LP_OK || !same_graph(plan, &info, c, sf, m->bias))
-    goto out;
+  if (!plan_second(p, m, i, &probes, &plan, &info)) goto out;
   const reloc_edge *re = reloc_edges(plan);
   const shm_edge *first = shm_edges(c) + sf->first_edge;
   uint64_t before = 0, after = 0;
@@ -621,10 +713,7 @@ static lp_status retree(core_session *s, process *p, pmodule *m, long i) {
   uint64_t dest;
   if ((double)after > RETREE_GAIN * (double)before ||
       shm_reserve(c, (uint32_t)info.ncounters, 0, (uint32_t)info.nedges, 0, &r) != LP_OK ||
-      shm_arena_alloc(&m->arena, info.copy_size, 16, &dest) != LP_OK ||
-      !(copy = malloc(info.copy_size ? info.copy_size : 1)) ||
-      reloc_emit(plan, dest, copy, m->slots + 8 * (uint64_t)r.slot, copy_of, &links) != LP_OK ||
-      describe_copy(p, fn, desc.cfi, plan, dest, info.copy_size) != LP_OK)
+      emit_second(p, m, i, plan, &info, r.slot, &dest, &copy) != LP_OK)
     goto out;
   shm_edge *second = shm_edges(c) + r.first_edge;
   uint32_t counted = 0;
@@ -635,13 +724,7 @@ static lp_status retree(core_session *s, process *p, pmodule *m, long i) {
   if ((st = core_mem_write(&p->target, dest, copy, info.copy_size)) != LP_OK) goto out;
   sf->retree_edge = r.first_edge;
   __atomic_store_n(&sf->retree_slot, r.slot, __ATOMIC_RELEASE); /* last: its graph is complete */
-  fn_state *f = &m->fns[i];
-  uint64_t first_copy = f->copy;
-  f->copy = dest; /* where a thread that meets one of the int3s below goes */
-  f->first_copy = first_copy;
-  p->nretreed++;
-  if (f->state == SHM_RELOCATED) st = repoint_jmp(p, fn->addr + m->bias, dest);
-  if (st == LP_OK && starts_with_entry_counter(p, first_copy)) st = repoint_jmp(p, first_copy, dest);
+  st = install_second(p, m, i, dest);
   s->stats.retreed++;
 out:
   free(copy);
@@ -650,39 +733,118 @@ out:
   return st;
 }
 
-lp_status breaks_retree(core_session *s, process *p) {
-  uint64_t now = core_now_ns();
-  if (now - p->retreed_ns < RETREE_MS * 500000ull) return LP_OK; /* one pass a period, threads or not */
-  p->retreed_ns = now;
+/* How often function I of M (its first copy) was called, as far as its
+ * counters tell: its entry count, or its calls once its mark was removed. */
+static uint64_t calls_so_far(const process *p, const pmodule *m, long i, const shm_function *sf) {
+  if (!(p->counters.header->probes & SHM_PROBE_ENTRY_COVER)) return shm_slot_value(&p->counters, sf->slot);
+  return m->fns[i].calls_slot ? shm_slot_value(&p->counters, m->fns[i].calls_slot) : 0;
+}
+
+/* Blocks of SF with a cover probe of their own whose slot is set (COVERED[b],
+ * when given); returns how many. */
+static uint32_t covered_probes(const shm_counters *c, const shm_function *sf, uint8_t *covered) {
+  const shm_block *blocks = shm_blocks(c) + sf->first_block;
+  uint32_t n = 0;
+  for (uint32_t b = 0; b < sf->nblocks; b++) {
+    bool set = blocks[b].slot != SHM_NONE && shm_slot_value(c, blocks[b].slot) != 0;
+    if (covered) covered[b] = set;
+    n += set;
+  }
+  return n;
+}
+
+/* Leaves out of a second copy of function I of M the cover probes whose
+ * slots are set.  Fails only when the target's memory cannot be written. */
+static lp_status strip(core_session *s, process *p, pmodule *m, long i) {
   const shm_counters *c = &p->counters;
-  size_t before = s->stats.retreed;
+  const shm_function *sf = &shm_functions(c)[m->first + i];
+  uint8_t *covered = calloc(sf->nblocks + 1, 1);
+  if (!covered) return LP_OK;
+  uint32_t ncovered = covered_probes(c, sf, covered), left_out = ncovered;
+  if (c->header->probes & SHM_PROBE_ENTRY_COVER) { /* the entry's mark stays: it counts calls once removed */
+    left_out -= covered[0];
+    covered[0] = 0;
+  }
+  kept_plan *k = m->fns[i].kept; /* the plan of its last strip: measured again, not planned again */
+  uint8_t *copy = NULL;
+  uint64_t dest;
+  lp_status st = LP_OK;
+  if (left_out == 0) goto out;
+  if (k) {
+    if (reloc_plan_cover_again(k->plan, covered, sf->nblocks, &k->info) != LP_OK) goto out;
+  } else {
+    link_ctx links = {p};
+    reloc_probes probes = probes_for(s, &links);
+    probes.covered = covered;
+    probes.ncovered = sf->nblocks;
+    reloc_plan *plan;
+    reloc_info info;
+    if (!plan_second(p, m, i, &probes, &plan, &info) || !(k = malloc(sizeof *k))) {
+      reloc_plan_free(plan);
+      goto out;
+    }
+    *k = (kept_plan){plan, info};
+    m->fns[i].kept = k;
+  }
+  if (emit_second(p, m, i, k->plan, &k->info, sf->slot, &dest, &copy) != LP_OK) goto out;
+  if ((st = core_mem_write(&p->target, dest, copy, k->info.copy_size)) != LP_OK ||
+      (st = remember_cover_probes(s, p, m, i, k->plan, k->info.nblocks, dest)) != LP_OK)
+    goto out;
+  st = install_second(p, m, i, dest);
+  s->stats.stripped++;
+  m->fns[i].nstrips++;
+  m->fns[i].strip_calls = calls_so_far(p, m, i, sf);
+  m->fns[i].strip_covered = ncovered;
+out:
+  free(copy);
+  free(covered);
+  return st;
+}
+
+lp_status breaks_second_pass(core_session *s, process *p) {
+  uint64_t now = core_now_ns();
+  if (now - p->second_ns < SECOND_MS * 500000ull) return LP_OK; /* one pass a period, threads or not */
+  p->second_ns = now;
+  const shm_counters *c = &p->counters;
+  size_t before = s->stats.retreed + s->stats.stripped;
+  bool arcs = retreeing(s);
   for (size_t k = 0; k < p->nmods; k++) {
     pmodule *m = &p->mods[k];
     size_t n = m->file->module->nfunctions;
     for (size_t i = 0; !m->unloaded && i < n; i++) {
       fn_state *f = &m->fns[i];
-      if (f->state != SHM_RELOCATED || f->retree_looked) continue;
+      if (f->state != SHM_RELOCATED || f->second_looked) continue;
       const shm_function *sf = &shm_functions(c)[m->first + i];
-      if (sf->slot == SHM_NONE || sf->first_edge == SHM_NONE || !sf->nedges) continue;
-      const shm_edge *edges = shm_edges(c) + sf->first_edge;
+      if (sf->slot == SHM_NONE || sf->first_block == SHM_NONE) continue;
       uint64_t ran = 0;
-      for (uint32_t e = 0; e < sf->nedges; e++) ran += shm_slot_value(c, edges[e].slot);
-      if (ran < RETREE_MIN) continue;
-      f->retree_looked = true;
+      if (arcs) {
+        const shm_edge *edges = shm_edges(c) + sf->first_edge;
+        for (uint32_t e = 0; sf->first_edge != SHM_NONE && e < sf->nedges; e++)
+          ran += shm_slot_value(c, edges[e].slot);
+      }
+      if (arcs) {
+        if (ran < RETREE_MIN) continue;
+        f->second_looked = true; /* arcs are re-placed once */
+      } else { /* stripped again when probes ran since, in a function still called often */
+        uint32_t covered = f->nstrips < MAX_STRIPS ? covered_probes(c, sf, NULL) : 0;
+        if (covered < f->strip_covered + 1 + f->strip_covered / 8 ||
+            calls_so_far(p, m, (long)i, sf) - f->strip_calls < STRIP_MIN)
+          continue;
+      }
       uint64_t t0 = core_now_ns();
-      lp_status st = retree(s, p, m, (long)i);
-      s->stats.retree_ns += core_now_ns() - t0;
+      lp_status st = arcs ? retree(s, p, m, (long)i) : strip(s, p, m, (long)i);
+      s->stats.second_ns += core_now_ns() - t0;
       LP_CHECK(st);
     }
   }
-  if (s->stats.retreed != before) describe_stop(p);
+  if (s->stats.retreed + s->stats.stripped != before) describe_stop(p);
   return LP_OK;
 }
 
 /* The second copy a thread that met the int3 at AT, the top of a first copy
  * being pointed at its second, goes on in (0: AT is none). */
 static uint64_t second_copy(const process *p, uint64_t at) {
-  for (size_t k = 0; p->nretreed && k < p->nmods; k++)
+  for (size_t k = 0; p->nsecond && k < p->nmods; k++)
     for (size_t i = 0; i < p->mods[k].file->module->nfunctions; i++)
       if (p->mods[k].fns[i].first_copy == at) return p->mods[k].fns[i].copy;
   return 0;

@@ -585,6 +585,7 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
       break;
     }
     memcpy(p->mods[k].fns, from->fns, n * sizeof *from->fns);
+    for (size_t i = 0; i < n; i++) p->mods[k].fns[i].kept = NULL; /* the parent's */
     p->nmods++;
   }
   if (st == LP_OK) {
@@ -631,7 +632,14 @@ void process_free(process *p) {
   shm_counters_close(&p->counters);
   if (p->unwind) core_unwind_free(p->unwind);
   core_perfmap_close(&p->perfmap);
-  for (size_t k = 0; k < p->nmods; k++) free(p->mods[k].fns);
+  for (size_t k = 0; k < p->nmods; k++) {
+    for (size_t i = 0; p->mods[k].fns && i < p->mods[k].file->module->nfunctions; i++)
+      if (p->mods[k].fns[i].kept) {
+        reloc_plan_free(p->mods[k].fns[i].kept->plan);
+        free(p->mods[k].fns[i].kept);
+      }
+    free(p->mods[k].fns);
+  }
   free(p->mods);
   free(p->pending);
   free(p->removed);

@@ -461,7 +461,7 @@ static void on_alarm(int sig) {
 static unsigned timer_ms(const core_session *s) {
   unsigned ms = s->opt.tick && s->opt.tick_ms ? s->opt.tick_ms : 0;
   if (breaks_sweeping(s) && (!ms || ms > SWEEP_MS)) ms = SWEEP_MS;
-  if (breaks_retreeing(s) && (!ms || ms > RETREE_MS)) ms = RETREE_MS;
+  if (breaks_second_copies(s) && (!ms || ms > SECOND_MS)) ms = SECOND_MS;
   if (s->opt.duration_ms && (!ms || ms > DURATION_CHECK_MS)) ms = DURATION_CHECK_MS;
   return ms;
 }
@@ -493,9 +493,9 @@ static void on_tick(core_session *s, uint64_t *next_tick, uint64_t deadline) {
     process *p = s->threads[t].proc;
     if (p->ready && p->npending && breaks_sweep(s, p) != LP_OK) p->npending = 0;
   }
-  for (size_t t = 0; breaks_retreeing(s) && t < s->nthreads; t++) {
+  for (size_t t = 0; breaks_second_copies(s) && t < s->nthreads; t++) {
     process *p = s->threads[t].proc;
-    if (p->ready && !p->remap && !p->retree_ended && breaks_retree(s, p) != LP_OK) p->retree_ended = true;
+    if (p->ready && !p->remap && !p->second_ended && breaks_second_pass(s, p) != LP_OK) p->second_ended = true;
   }
   if (s->opt.tick && s->opt.tick_ms && core_now_ns() >= *next_tick) {
     *next_tick = core_now_ns() + (uint64_t)s->opt.tick_ms * 1000000;

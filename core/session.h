@@ -44,7 +44,8 @@ typedef struct core_session_stats {
   uint64_t adopted;        /* frames moved into copies at attach (core/adopt.c) */
   uint64_t plt_redirected; /* PLT slots pointed straight at copies */
   uint64_t retreed;        /* second copies with their arcs placed on the first's counts */
-  uint64_t retree_ns;      /* considering and making them */
+  uint64_t stripped;       /* second copies without the cover probes that ran in the first */
+  uint64_t second_ns;      /* considering and making second copies */
 } core_session_stats;
 
 typedef struct core_session core_session;

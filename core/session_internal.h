@@ -19,6 +19,7 @@
 #include "module.h"
 #include "gdbjit.h"
 #include "perfmap.h"
+#include "reloc.h"
 #include "session.h"
 #include "target.h"
 #include "unwind.h"
@@ -26,12 +27,25 @@
 #define INT3 0xcc
 #define PAGE 4096ull
 
+/* The plan of a function's last stripped copy, kept to make the next one
+ * (breaks.c): measured again, not decoded again. */
+typedef struct kept_plan {
+  struct reloc_plan *plan;
+  reloc_info info;
+} kept_plan;
+
 typedef struct fn_state {
   uint8_t state;  /* enum shm_state */
   bool entered_inside; /* a copy branches into its first 5 bytes: never a jmp there */
-  bool retree_looked;  /* its arcs were considered for re-placing (breaks.c, once) */
+  bool second_looked;  /* considered for re-placing its arcs (breaks.c, once) */
+  uint8_t nstrips;     /* copies made without the cover probes that ran (breaks.c) */
+  uint32_t strip_covered; /* at the last: its blocks whose probes had run */
+  uint64_t strip_calls;   /* at the last: its calls so far */
+  kept_plan *kept;        /* the last's plan (this process's own: a fork child starts without) */
+  uint32_t calls_slot; /* under entry_cover: the slot counting its calls once its
+                          mark is removed (0: none) */
   uint64_t copy;  /* run-time address of the instrumented copy (the second, once re-placed) */
-  uint64_t first_copy; /* once its arcs were re-placed: the first copy, whose top jumps to copy */
+  uint64_t first_copy; /* once it has a second copy: the first, whose top jumps to copy */
 } fn_state;
 
 /* A module file, opened once per session and shared by every process that
@@ -62,6 +76,9 @@ typedef struct pmodule {
 typedef struct cover_probe {
   uint64_t addr;          /* run-time address of the probe in a copy */
   uint32_t slot;          /* the slot it sets */
+  uint64_t then_count;    /* once removed: the run-time address of a counter it
+                             increments instead of a NOP (an entry's mark whose
+                             calls tell whether the function is hot), or 0 */
 } cover_probe;
 
 /* A PLT slot of some module pointed at a copy instead of its entry. */
@@ -98,9 +115,9 @@ typedef struct process {
   uint64_t *removed;      /* addresses of removed probes, sorted (their int3 may
                              still be reported by a thread that met it) */
   size_t nremoved;
-  size_t nretreed;        /* functions with a second copy (fn_state.first_copy) */
-  uint64_t retreed_ns;    /* the last pass re-placing arcs (breaks_retree) */
-  bool retree_ended;      /* a pass could not write its memory: it is ending */
+  size_t nsecond;         /* functions with a second copy (fn_state.first_copy) */
+  uint64_t second_ns;     /* the last pass making second copies (breaks_second_pass) */
+  bool second_ended;      /* a pass could not write its memory: it is ending */
   plt_redirect *redirects; /* undone at detach */
   size_t nredirects, capredirects;
   core_gdbjit gdbjit;     /* GDB's view of the copies (descriptor 0: none) */
@@ -171,8 +188,8 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours);
 lp_status breaks_restore_all(process *p);
 bool breaks_sweeping(const core_session *s);
 lp_status breaks_sweep(core_session *s, process *p);
-#define RETREE_MS 100 /* how often hot copies are considered for re-placing their arcs */
-bool breaks_retreeing(const core_session *s);
-lp_status breaks_retree(core_session *s, process *p);
+#define SECOND_MS 100 /* how often hot copies are considered for a second copy */
+bool breaks_second_copies(const core_session *s);
+lp_status breaks_second_pass(core_session *s, process *p);
 
 #endif

@@ -82,6 +82,12 @@ typedef struct reloc_probes {
    * that is not the plan's number of edges: the static estimate. */
   const uint64_t *edge_counts;
   size_t nedge_counts;
+  /* With blocks "cover": the blocks (NCOVERED, by index) whose cover probe is
+   * left out, their slots being set already: a second copy of a function
+   * that ran (core/breaks.c).  Block 0's is the entry's mark under
+   * entry_cover.  The plan is the same; only those probes are not written. */
+  const uint8_t *covered;
+  size_t ncovered;
   /* Is ADDR another function's entry?  A jump there is a tail call, after which
    * flags are dead (ABI); a jump anywhere else outside the function (FUNC.cold)
    * keeps them live.  NULL: every outside target is an entry. */
@@ -230,8 +236,15 @@ int64_t reloc_resume_offset(const reloc_plan *plan, uint64_t orig, bool after_ca
 #define RELOC_COVER_PROBE_SIZE 7
 int64_t reloc_cover_probe_offset(const reloc_plan *plan, size_t block);
 
+/* Leaves out, from now on, the cover probes of the blocks COVERED says (N of
+ * them, as reloc_probes.covered) and measures the copy again: INFO's
+ * copy_size and nsaved change, nothing else of the plan does.  For a copy
+ * made again from a plan kept (core/breaks.c). */
+lp_status reloc_plan_cover_again(reloc_plan *plan, const uint8_t *covered, size_t n, reloc_info *info);
+
 /* With entry_cover: the offset of the entry's cover probe (the copy's first
- * bytes, the same `mov byte` as a block's); -1 without one. */
+ * bytes, the same `mov byte` as a block's); -1 without one (or when block 0
+ * is covered, reloc_probes.covered). */
 int64_t reloc_entry_probe_offset(const reloc_plan *plan);
 
 /* The origin map, for unwind information: the copy cut into ranges, each

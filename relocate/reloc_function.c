@@ -472,11 +472,15 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
     p->lo = fn->lo;
     p->hi = fn->hi;
     if (probes) p->probes = *probes;
+    if (p->probes.covered && p->probes.ncovered) { /* the layout reads it at emission too: the plan's own */
+      if ((p->covered = malloc(p->probes.ncovered))) memcpy(p->covered, p->probes.covered, p->probes.ncovered);
+      p->probes.covered = p->covered;
+    }
     p->at = calloc((size_t)(fn->hi - fn->lo), sizeof *p->at);
     uint64_t code_end = fn->code_base + fn->code_size;
     b = (builder){.p = p, .fn = fn, .unshared = unshared, .nunshared = nunshared};
     b.dhi = code_end < fn->hi ? code_end : fn->hi;
-    if (!p->at) {
+    if (!p->at || (p->probes.covered && !p->covered)) {
       lp_fail("out of memory");
       goto out;
     }
@@ -578,12 +582,31 @@ size_t reloc_callees(const reloc_plan *plan, uint64_t *out, size_t max) {
   return n;
 }
 
+lp_status reloc_plan_cover_again(reloc_plan *p, const uint8_t *covered, size_t n, reloc_info *info) {
+  uint8_t *own = realloc(p->covered, n ? n : 1);
+  if (!own) return lp_fail("out of memory");
+  memcpy(own, covered, n);
+  p->covered = own;
+  p->probes.covered = own;
+  p->probes.ncovered = n;
+  p->norigins = 0; /* the origin map is recorded again */
+  LP_CHECK(measure(p));
+  info->copy_size = p->copy_size;
+  info->nsaved = p->nsaved;
+  return LP_OK;
+}
+
+bool reloc_probe_covered(const reloc_plan *p, size_t block) {
+  return p->probes.covered && block < p->probes.ncovered && p->probes.covered[block];
+}
+
 int64_t reloc_cover_probe_offset(const reloc_plan *plan, size_t block) {
   return plan->cover_off && block < plan->nblocks ? plan->cover_off[block] : -1;
 }
 
 int64_t reloc_entry_probe_offset(const reloc_plan *plan) {
-  return plan->probes.entry && plan->probes.entry_cover ? 0 : -1; /* L_TOP: block 0 is laid out first */
+  if (!plan->probes.entry || !plan->probes.entry_cover || reloc_probe_covered(plan, 0)) return -1;
+  return 0; /* L_TOP: block 0 is laid out first */
 }
 
 const reloc_origin *reloc_origins(const reloc_plan *plan, size_t *n) {
@@ -629,5 +652,6 @@ void reloc_plan_free(reloc_plan *plan) {
   free(plan->edata);
   free(plan->calls);
   free(plan->origins);
+  free(plan->covered);
   free(plan);
 }

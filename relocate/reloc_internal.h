@@ -66,6 +66,7 @@ struct reloc_plan {
   size_t *order;      /* layout order: the entry and what follows it, then what lies below */
   int64_t *copy_off;
   int64_t *cover_off;  /* per block: offset of its cover probe in the copy, or -1 */
+  uint8_t *covered;    /* probes.covered, the plan's own copy */
   reloc_table *tables;
   size_t ntables;
 
@@ -85,6 +86,7 @@ struct reloc_plan {
 };
 
 bool reloc_inside(const reloc_plan *p, uint64_t a);
+bool reloc_probe_covered(const reloc_plan *p, size_t block); /* its cover probe is left out */
 bool reloc_falls_through(const reloc_insn *in); /* control may reach the next address */
 /* The index of the instruction starting at ORIG, or -1. */
 long reloc_insn_at(const reloc_plan *p, uint64_t orig);

@@ -3,7 +3,8 @@
  * One code path measures (writer without a buffer) and emits, so sizes never
  * depend on the destination or the counters (e9patch style).  Layout: blocks
  * in block order (entry first), the entry counter on top of block 0, each
- * block's probe at its start, with the probe of the counted edge that is its
+ * block's probe at its start (not the cover probes reloc_probes.covered says
+ * ran, in a second copy), with the probe of the counted edge that is its
  * only way in, a jmp where a fall-through is broken, then the stubs of the
  * counted edges that need one (probe; jmp target), then the
  * rewritten jump tables.  Probes that land at one point are queued and
@@ -198,13 +199,18 @@ static void write_block(layout_ctx *c, size_t b, int64_t *copy_off) {
   const reloc_probes *pr = &p->probes;
   const reloc_bdata *bd = &p->bdata[b];
   origin(c, p->blocks[b].addr);
+  bool covered = reloc_probe_covered(p, b); /* a second copy: its cover probe ran in the first */
   if (b == 0) {
     x64_put_label(c->w, L_TOP(p));
-    if (pr->entry && pr->entry_cover) x64_put_mov_byte_rip_one(c->w, c->counters);
-    else if (pr->entry) x64_put_inc_rip_counter(c->w, c->counters, pr->atomic); /* flags dead at an ABI entry */
+    if (pr->entry && pr->entry_cover) {
+      if (!covered) x64_put_mov_byte_rip_one(c->w, c->counters);
+    } else if (pr->entry) {
+      x64_put_inc_rip_counter(c->w, c->counters, pr->atomic); /* flags dead at an ABI entry */
+    }
   }
   x64_put_label(c->w, L_BLOCK(b));
-  if (pr->blocks == RELOC_BLOCKS_COUNT || (pr->blocks == RELOC_BLOCKS_COVER && p->blocks[b].cover == RELOC_COVER_PROBE)) {
+  if (pr->blocks == RELOC_BLOCKS_COUNT ||
+      (pr->blocks == RELOC_BLOCKS_COVER && p->blocks[b].cover == RELOC_COVER_PROBE && !covered)) {
     queue(c, p->block_slot + b, pr->blocks == RELOC_BLOCKS_COVER, bd->live_in != 0);
     c->queue[c->nqueued - 1].block = (long)b;
   }

@@ -1512,6 +1512,62 @@ def test_retree(ctx, threads, fork=False):
     return [(name, probs[:8])]
 
 
+def lcov_da(path):
+    """{(source file, line): count} of the DA lines of an lcov tracefile."""
+    da, src = {}, None
+    with open(path) as f:
+        for line in f:
+            if line.startswith('SF:'):
+                src = line[3:].strip()
+            elif line.startswith('DA:'):
+                ln, n = line[3:].split(',')[:2]
+                da[(src, int(ln))] = int(n)
+    return da
+
+
+def test_strip(ctx, threads, collectors):
+    """coverage/strip/Tthreads/COLLECTORS: a hot function's covered probes are
+    left out of a second copy (tests/real/retree.c, last()): --stats says
+    stripped >= 1; the @late line, first run on each thread's last round,
+    long after, is covered and the @never line is not (coverage.info); output
+    as natively; with calls, the entry counts known by construction (with
+    --atomic when T > 1)."""
+    name = 'coverage/strip/%dthreads/%s' % (threads, collectors.replace(',', '+'))
+    binary, err = build(ctx, 'retree', ['retree.c'], ['-O2', '-g', '-Wall', '-pthread'])
+    if err:
+        return [(name, [err])]
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    atomic = ['--atomic'] if threads > 1 and 'calls' in collectors else []
+    rounds = RETREE_ROUNDS[threads] if atomic else 1 << 25 - (threads - 1)  # ~1 s either way
+    args = [str(threads), str(rounds)]
+    cmd = [ctx.lp, 'run', '--stats', '-c', collectors, '-o', outdir] + atomic + ['--', binary] + args
+    lp = run_in(cmd)
+    probs = same_as_native(run_in([binary] + args), lp)
+    m = re.search(rb'stripped=(\d+)', lp[2])
+    if not m or int(m.group(1)) < 1:
+        probs.append('no copy was stripped (%s)' % (m.group(0) if m else 'no stats'))
+    labels = rt.source_labels(os.path.join(REAL, 'retree.c'))
+    try:
+        da = lcov_da(os.path.join(outdir, 'coverage.info'))
+        src = [k[0] for k in da if k[0].endswith('retree.c')]
+        late, never = da.get((src[0] if src else '', labels['late'])), da.get((src[0] if src else '', labels['never']))
+        if not late:
+            probs.append('the @late line (%d): DA %s, want covered' % (labels['late'], late))
+        if never != 0:
+            probs.append('the @never line (%d): DA %s, want 0' % (labels['never'], never))
+    except (OSError, ValueError, KeyError) as e:
+        probs.append('coverage.info: %s' % e)
+    if 'calls' in collectors:
+        calls = load_calls_safe(outdir, probs)
+        n = threads * rounds
+        expect = {'last': n, 'late': threads, 'nothing': 0, 'pick': n}
+        if calls is not None:
+            probs += count_problems(module_counts(calls, binary, ctx.syms(binary), list(expect)), expect)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:8])]
+
+
 def jobs(ctx):
     """[(filter-name, callable)] for run_tests.main()."""
     j = []
@@ -1534,6 +1590,9 @@ def jobs(ctx):
     for t in (1, 2):
         j.append(('arcs/retree/%dthreads' % t, lambda t=t: test_retree(ctx, t)))
     j.append(('arcs/retree/1threads/fork', lambda: test_retree(ctx, 1, True)))
+    for t, cols in ((1, 'coverage'), (2, 'coverage'), (2, 'coverage,calls')):
+        j.append(('coverage/strip/%dthreads/%s' % (t, cols.replace(',', '+')),
+                  lambda t=t, c=cols: test_strip(ctx, t, c)))
     j.append(('unwind/gdb_core', lambda: test_gdb_core(ctx)))
     j.append(('unwind/fork_throw', lambda: test_fork_throw(ctx)))
     # 5. attach/detach

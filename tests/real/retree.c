@@ -11,7 +11,12 @@
  * branch on the @often line goes one way T * ROUNDS * 63 / 64 times and the
  * other T * ROUNDS / 64 (tests/real_tests.py, test_retree).  With argv[3]
  * "fork" a child forked first does the same: every count twice, in two
- * counters files. */
+ * counters files.
+ *
+ * For coverage (test_strip): last() runs T * ROUNDS times and calls late() on
+ * each thread's last round only (T times), long after last's first copy was
+ * replaced by one without the probes that had run: the @late line runs, the
+ * @never line does not. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,19 +39,31 @@ __attribute__((noipa)) void pick(long i) {
     seldom(i);
 }
 
+static long rounds = 1L << 21;
+volatile int never;
+
+__attribute__((noipa)) void late(long i) { __atomic_fetch_add(&sink, i, __ATOMIC_RELAXED); }
+__attribute__((noipa)) void nothing(void) { sink = 0; }
+
+__attribute__((noipa)) void last(long i) {
+  if (__builtin_expect(i == rounds - 1, 0))
+    late(i); /* @late */
+  if (never)
+    nothing(); /* @never */
+}
+
 __attribute__((noipa)) long scan(const long *v) {
   long acc = 0;
   for (long k = 0; __builtin_expect(k < BLOCK, 0); k++) acc += v[k] & 1 ? v[k] : -v[k];
   return acc;
 }
 
-static long rounds = 1L << 21;
-
 __attribute__((noipa)) void *work(void *arg) {
   long id = (long)arg, v[BLOCK], acc = 0;
   for (long k = 0; k < BLOCK; k++) v[k] = k * 7 + id;
   for (long i = 0; i < rounds; i++) {
     pick(i);
+    last(i);
     acc += scan(v);
   }
   return (void *)acc;

@@ -713,6 +713,34 @@ static void test_blocks_cover(void) {
     CHECK(reloc_entry_probe_offset(p) == -1, "a counted entry is not removable");
     reloc_plan_free(p);
   }
+
+  /* a second copy after blocks 0 and 1 ran (reloc_probes.covered): their
+   * probes left out, block 2's kept on its slot */
+  static const uint8_t want_second[] = {
+      0x85, 0xff,                         /* 00: test edi, edi */
+      0x0f, 0x84, 0x03, 0x00, 0x00, 0x00, /* 02: je block 2 */
+      0x31, 0xc0,                         /* 08: xor eax, eax */
+      0xc3,                               /* 0a: ret */
+      COVER(0x0b, 3),                     /* 0b: block 2 */
+      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 12: mov eax, 1 */
+      0xc3,                               /* 17: ret */
+  };
+  static const uint8_t ran[] = {1, 1, 0};
+  reloc_probes second = marked;
+  second.covered = ran;
+  second.ncovered = 3;
+  expect_case(&c, &second, want_second, sizeof want_second, &info);
+  /* the same from the first plan, measured again (a copy made again from a
+   * plan kept): the same bytes */
+  if (reloc_plan_function(&d, &marked, &p, &info) == LP_OK) {
+    uint8_t again[sizeof want_second + 8] = {0};
+    CHECK(reloc_plan_cover_again(p, ran, 3, &info) == LP_OK && info.copy_size == sizeof want_second &&
+              reloc_emit(p, DEST, again, COUNTER, NULL, NULL) == LP_OK &&
+              !memcmp(again, want_second, sizeof want_second) && reloc_entry_probe_offset(p) == -1 &&
+              reloc_cover_probe_offset(p, 2) == 0x0b && reloc_cover_probe_offset(p, 1) == -1,
+          "measured again: %zu bytes", info.copy_size);
+    reloc_plan_free(p);
+  }
 }
 
 /* A block that starts with a jcc reading the flags set in the block before
