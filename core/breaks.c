@@ -553,7 +553,7 @@ static void describe_stop(process *p) {
  *
  * A copy is made before anything is known of how it runs.  Every SECOND_MS,
  * a copy that has run a while may be replaced by a second one made with what
- * its counters say, once per function:
+ * its counters say:
  *
  * - re-placing arcs: a copy counts the edges off a spanning tree chosen on a
  *   static estimate of how often each edge runs (relocate/reloc_probes.c).
@@ -562,14 +562,17 @@ static void describe_stop(process *p) {
  *   as the tree's weights; if the new tree's counted edges would have run at
  *   most RETREE_GAIN of what the first's did, the second copy counts those,
  *   on slots of its own (shm_function.retree_slot, mirroring the first's):
- *   each copy's counts are a flow of their own, which reports add up.
+ *   each copy's counts are a flow of their own, which reports add up.  Once
+ *   per function.
  * - stripping covered probes: a cover probe that ran is a NOP after the
  *   sweep, which still costs a slot in the processor's front end each time it
- *   runs.  When a function was called STRIP_MIN times or more (its entry
- *   count, or, under entry cover, the count its entry's mark became when it
- *   was removed: `inc` of a slot of its own), the second copy leaves out the
+ *   runs.  When a function was called STRIP_MIN times since its last copy
+ *   (its entry count, or, under entry cover, the count its entry's mark
+ *   became when it was removed: `inc` of a slot of its own) and more of its
+ *   probes ran since (an eighth more, at least one), a new copy leaves out the
  *   cover probes whose slots are set (reloc_probes.covered) and writes the
- *   others to the same slots: reports see nothing new.
+ *   others to the same slots: reports see nothing new.  At most MAX_STRIPS
+ *   times; the plan of the first is kept and measured again for the next.
  *
  * The second copy goes in as an entry is patched: its bytes, then the
  * entry's jmp and the first copy's top (its entry probe, which only calls
