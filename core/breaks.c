@@ -242,13 +242,15 @@ static lp_status remember(process *p, uint64_t addr, uint32_t slot, uint64_t the
 }
 
 /* Keeps the cover probes of a new copy of function I of M at DEST (its
- * entry's, its blocks') for removal; the entry's mark becomes a count of its
- * calls when the function has a slot for them (stripping). */
+ * entry's, its blocks') for removal; with COUNT_CALLS, the entry's mark
+ * becomes a count of its calls when the function has a slot for them (its
+ * first copy, while stripping: a count on every call of a function called
+ * from several threads at once would cost more than the NOP). */
 static lp_status remember_cover_probes(core_session *s, process *p, const pmodule *m, long i,
-                                       const reloc_plan *plan, size_t nblocks, uint64_t dest) {
+                                       const reloc_plan *plan, size_t nblocks, uint64_t dest, bool count_calls) {
   if (!breaks_sweeping(s)) return LP_OK;
   const shm_function *sf = &shm_functions(&p->counters)[m->first + i];
-  uint32_t calls = m->fns[i].calls_slot;
+  uint32_t calls = count_calls ? m->fns[i].calls_slot : 0;
   int64_t off = reloc_entry_probe_offset(plan);
   if (off >= 0) LP_CHECK(remember(p, dest + (uint64_t)off, sf->slot, calls ? m->slots + 8 * (uint64_t)calls : 0));
   const shm_block *blocks = shm_blocks(&p->counters) + sf->first_block;
@@ -497,7 +499,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
     reloc_plan_free(plan);
     return leave_native(s, p, m, i, lp_error());
   }
-  lp_status st = remember_cover_probes(s, p, m, i, plan, info.nblocks, dest);
+  lp_status st = remember_cover_probes(s, p, m, i, plan, info.nblocks, dest, true);
   for (size_t k = 0; k < nresume; k++) {
     int64_t off = reloc_resume_offset(plan, resume[k].orig, resume[k].after_call);
     resume[k].copy = off >= 0 ? dest + (uint64_t)off : 0;
@@ -566,13 +568,14 @@ static void describe_stop(process *p) {
  *   per function.
  * - stripping covered probes: a cover probe that ran is a NOP after the
  *   sweep, which still costs a slot in the processor's front end each time it
- *   runs.  When a function was called STRIP_MIN times since its last copy
- *   (its entry count, or, under entry cover, the count its entry's mark
- *   became when it was removed: `inc` of a slot of its own) and more of its
- *   probes ran since (an eighth more, at least one), a new copy leaves out the
+ *   runs.  When a function was called STRIP_MIN times (its entry count, or,
+ *   under entry cover, the count its first copy's entry mark became when it
+ *   was removed: `inc` of a slot of its own), a new copy leaves out the
  *   cover probes whose slots are set (reloc_probes.covered) and writes the
- *   others to the same slots: reports see nothing new.  At most MAX_STRIPS
- *   times; the plan of the first is kept and measured again for the next.
+ *   others to the same slots: reports see nothing new.  Again whenever more
+ *   of its probes ran since (an eighth more, at least one), at most
+ *   MAX_STRIPS times; the plan of the first is kept and measured again for
+ *   the next.
  *
  * The second copy goes in as an entry is patched: its bytes, then the
  * entry's jmp and the first copy's top (its entry probe, which only calls
@@ -583,7 +586,7 @@ static void describe_stop(process *p) {
 
 #define RETREE_MIN 65536 /* increments of a copy's counted edges before it is looked at */
 #define RETREE_GAIN 0.75 /* at most this share of the first tree's counted increments */
-#define STRIP_MIN 65536  /* calls of a function (since its last strip) before covered probes are left out */
+#define STRIP_MIN 65536  /* calls of a function before its covered probes are left out */
 #define MAX_STRIPS 4      /* copies a function is stripped into, at most */
 
 static bool retreeing(const core_session *s) {
@@ -791,12 +794,11 @@ static lp_status strip(core_session *s, process *p, pmodule *m, long i) {
   }
   if (emit_second(p, m, i, k->plan, &k->info, sf->slot, &dest, &copy) != LP_OK) goto out;
   if ((st = core_mem_write(&p->target, dest, copy, k->info.copy_size)) != LP_OK ||
-      (st = remember_cover_probes(s, p, m, i, k->plan, k->info.nblocks, dest)) != LP_OK)
+      (st = remember_cover_probes(s, p, m, i, k->plan, k->info.nblocks, dest, false)) != LP_OK)
     goto out;
   st = install_second(p, m, i, dest);
   s->stats.stripped++;
   m->fns[i].nstrips++;
-  m->fns[i].strip_calls = calls_so_far(p, m, i, sf);
   m->fns[i].strip_covered = ncovered;
 out:
   free(copy);
@@ -828,11 +830,10 @@ lp_status breaks_second_pass(core_session *s, process *p) {
       if (arcs) {
         if (ran < RETREE_MIN) continue;
         f->second_looked = true; /* arcs are re-placed once */
-      } else { /* stripped again when probes ran since, in a function still called often */
-        uint32_t covered = f->nstrips < MAX_STRIPS ? covered_probes(c, sf, NULL) : 0;
-        if (covered < f->strip_covered + 1 + f->strip_covered / 8 ||
-            calls_so_far(p, m, (long)i, sf) - f->strip_calls < STRIP_MIN)
-          continue;
+      } else { /* once called often; again when more of its probes ran since */
+        if (f->nstrips == MAX_STRIPS || (!f->nstrips && calls_so_far(p, m, (long)i, sf) < STRIP_MIN)) continue;
+        uint32_t covered = covered_probes(c, sf, NULL);
+        if (covered < f->strip_covered + 1 + f->strip_covered / 8) continue;
       }
       uint64_t t0 = core_now_ns();
       lp_status st = arcs ? retree(s, p, m, (long)i) : strip(s, p, m, (long)i);

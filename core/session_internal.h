@@ -40,7 +40,6 @@ typedef struct fn_state {
   bool second_looked;  /* considered for re-placing its arcs (breaks.c, once) */
   uint8_t nstrips;     /* copies made without the cover probes that ran (breaks.c) */
   uint32_t strip_covered; /* at the last: its blocks whose probes had run */
-  uint64_t strip_calls;   /* at the last: its calls so far */
   kept_plan *kept;        /* the last's plan (this process's own: a fork child starts without) */
   uint32_t calls_slot; /* under entry_cover: the slot counting its calls once its
                           mark is removed (0: none) */
