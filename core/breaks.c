@@ -586,7 +586,7 @@ static void describe_stop(process *p) {
 
 #define RETREE_MIN 65536 /* increments of a copy's counted edges before it is looked at */
 #define RETREE_GAIN 0.75 /* at most this share of the first tree's counted increments */
-#define STRIP_MIN 65536  /* calls of a function before its covered probes are left out */
+#define STRIP_MIN 262144 /* calls of a function before its covered probes are left out */
 #define MAX_STRIPS 4      /* copies a function is stripped into, at most */
 
 static bool retreeing(const core_session *s) {
