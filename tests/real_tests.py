@@ -1435,7 +1435,7 @@ def test_fault(ctx, victim, sig, handled=False):
 
 # ------------------------------------------------------------------- jobs ---
 
-RETREE_ROUNDS = {1: 1 << 25, 2: 1 << 21}  # per thread: ~1 s under lazyprobe, many RETREE_MS
+RETREE_ROUNDS = {1: 1 << 25, 2: 1 << 21}  # per thread: ~1 s under lazyprobe, many SECOND_MS passes
 
 
 def test_retree(ctx, threads, fork=False):
