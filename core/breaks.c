@@ -652,13 +652,13 @@ static lp_status emit_second(process *p, pmodule *m, long i, const reloc_plan *p
                              uint32_t slot, uint64_t *dest, uint8_t **copy) {
   const core_function *fn = &m->file->module->functions[i];
   reloc_cfi cfi;
-  reloc_function_desc desc = function_desc(m, fn, &cfi);
+  bool has_cfi = find_cfi(m, fn, &cfi);
   link_ctx links = {p};
   *copy = NULL;
   if (shm_arena_alloc(&m->arena, info->copy_size, 16, dest) != LP_OK ||
       !(*copy = malloc(info->copy_size ? info->copy_size : 1)) ||
       reloc_emit(plan, *dest, *copy, m->slots + 8 * (uint64_t)slot, copy_of, &links) != LP_OK ||
-      describe_copy(p, fn, desc.cfi, plan, *dest, info->copy_size) != LP_OK)
+      describe_copy(p, fn, has_cfi ? &cfi : NULL, plan, *dest, info->copy_size) != LP_OK)
     return LP_ERR;
   return LP_OK;
 }
@@ -676,16 +676,21 @@ static lp_status install_second(process *p, pmodule *m, long i, uint64_t dest) {
   return starts_with_entry_probe(p, first) ? repoint_jmp(p, first, dest) : LP_OK;
 }
 
-/* EC[e]: how often each edge of SF's first copy ran so far, estimated from
- * its live counters; returns what its counted edges ran (0: not known). */
-static uint64_t ran_so_far(const shm_counters *c, const shm_function *sf, uint64_t *ec) {
+/* What the counted edges of SF's first copy ran so far. */
+static uint64_t counted_so_far(const shm_counters *c, const shm_function *sf) {
   const shm_edge *edges = shm_edges(c) + sf->first_edge;
-  uint64_t counted = 0;
-  for (uint32_t e = 0; e < sf->nedges; e++) counted += shm_slot_value(c, edges[e].slot);
+  uint64_t n = 0;
+  for (uint32_t e = 0; sf->first_edge != SHM_NONE && e < sf->nedges; e++) n += shm_slot_value(c, edges[e].slot);
+  return n;
+}
+
+/* EC[e]: how often each edge of SF's first copy ran so far, estimated from
+ * its live counters; false without memory. */
+static bool ran_so_far(const shm_counters *c, const shm_function *sf, uint64_t *ec) {
   uint64_t *bc = calloc(sf->nblocks + 1, sizeof *bc);
-  if (!bc || shm_flow(c, sf, edges, shm_slot_value(c, sf->slot), true, ec, bc) != LP_OK) counted = 0;
+  bool ok = bc && shm_flow(c, sf, shm_edges(c) + sf->first_edge, shm_slot_value(c, sf->slot), true, ec, bc) == LP_OK;
   free(bc);
-  return counted;
+  return ok;
 }
 
 /* Re-places the arcs of function I of M when its counts so far say a tree on
@@ -821,14 +826,8 @@ lp_status breaks_second_pass(core_session *s, process *p) {
       if (f->state != SHM_RELOCATED || f->second_looked) continue;
       const shm_function *sf = &shm_functions(c)[m->first + i];
       if (sf->slot == SHM_NONE || sf->first_block == SHM_NONE) continue;
-      uint64_t ran = 0;
       if (arcs) {
-        const shm_edge *edges = shm_edges(c) + sf->first_edge;
-        for (uint32_t e = 0; sf->first_edge != SHM_NONE && e < sf->nedges; e++)
-          ran += shm_slot_value(c, edges[e].slot);
-      }
-      if (arcs) {
-        if (ran < RETREE_MIN) continue;
+        if (counted_so_far(c, sf) < RETREE_MIN) continue;
         f->second_looked = true; /* arcs are re-placed once */
       } else { /* once called often; again when more of its probes ran since */
         if (f->nstrips == MAX_STRIPS || (!f->nstrips && calls_so_far(p, m, (long)i, sf) < STRIP_MIN)) continue;

@@ -144,18 +144,12 @@ static bool solve(lp_graph *g, lp_graph_fn *out, const shm_counters *c, const sh
   return solved;
 }
 
-/* What F's own counters say of edge E: the sum over its copies that count it
+/* What the counters of edge FIRST (a first copy's) and SECOND (the same edge
+ * of the second copy, or NULL) say: the sum over the copies that count it
  * (*COUNTED: some does). */
-static uint64_t measured(const shm_counters *c, const shm_function *f, uint32_t e, bool *counted) {
-  const shm_edge *first = &shm_edges(c)[f->first_edge + e];
-  uint64_t n = shm_slot_value(c, first->slot);
-  *counted = first->slot != SHM_NONE;
-  if (shm_retree_slot(c, f) != SHM_NONE) {
-    const shm_edge *second = &shm_edges(c)[f->retree_edge + e];
-    n += shm_slot_value(c, second->slot);
-    *counted |= second->slot != SHM_NONE;
-  }
-  return n;
+static uint64_t measured(const shm_counters *c, const shm_edge *first, const shm_edge *second, bool *counted) {
+  *counted = first->slot != SHM_NONE || (second && second->slot != SHM_NONE);
+  return shm_slot_value(c, first->slot) + (second ? shm_slot_value(c, second->slot) : 0);
 }
 
 /* The graph of F into OUT, its elements appended to G's arrays. */
@@ -183,9 +177,10 @@ static bool compute(lp_graph *g, const shm_counters *c, const shm_function *f, l
   }
   for (uint32_t b = 0; !failed && b < nb; b++)
     gb[b] = (lp_graph_block){blocks[b].addr, blocks[b].size, blocks[b].ninsns, have_blocks ? bc[b] : 0};
+  const shm_edge *second = shm_retree_slot(c, f) != SHM_NONE ? shm_edges(c) + f->retree_edge : NULL;
   for (uint32_t e = 0; !failed && e < ne; e++) {
     bool counted; /* what its own counters say, solved or not */
-    uint64_t own = measured(c, f, e, &counted);
+    uint64_t own = measured(c, &edges[e], second ? &second[e] : NULL, &counted);
     ge[e] = (lp_graph_edge){edges[e].branch,
                             edges[e].target,
                             have_edges ? ec[e] : 0,
