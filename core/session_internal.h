@@ -4,7 +4,8 @@
  *   session.c   the event loop, threads, fork/vfork/exec, attach and detach
  *   process.c   a process image: its modules, counters file, mappings
  *   breaks.c    the lazy break manager of one process: entry breaks, first
- *               hits, entry patches, PLT slots, removal of covered probes
+ *               hits, entry patches, PLT slots, removal of covered probes,
+ *               second copies of hot functions
  *   adopt.c     attach: frames already running moved into copies */
 #ifndef CORE_SESSION_INTERNAL_H
 #define CORE_SESSION_INTERNAL_H

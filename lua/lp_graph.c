@@ -1,6 +1,7 @@
 /* lp_graph.c — the graphs of a run table's functions: blocks, edges and call
  * sites with their counts, computed in C when the run table is made (edge and
- * block counts solved from the arcs by flow conservation, calls counted by
+ * block counts solved from the arcs by flow conservation, the flows of a
+ * function's two copies added when its arcs were re-placed, calls counted by
  * their probes or by the blocks they end) and kept in one userdata per run.
  *
  * A function table gets its blocks, edges, calls and flow_error as Lua tables
