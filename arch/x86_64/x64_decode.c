@@ -1,11 +1,12 @@
-/* x64_decode.c — Zydis 4 behind x64_decode.h: classify control flow, find the
- * branch target and the disp32, the status flags read and written, simplify
- * operands (only where deciding these needs them; x64_decode_operands for the
- * rest, when asked). */
+/* x64_decode.c — x64_decode.h: x64_quick.c's table first, else Zydis 4:
+ * classify control flow, find the branch target and the disp32, the status
+ * flags read and written, simplify operands (only where deciding these needs
+ * them; x64_decode_operands for the rest, when asked). */
 #include "x64_decode.h"
 
 #include <string.h>
 
+#include "x64_quick.h"
 #include "x64_zydis.h"
 
 const ZydisDecoder *x64_zydis_decoder(void) {
@@ -132,7 +133,7 @@ static bool operands_needed(const ZydisDecodedInstruction *zi, x64_flow flow) {
   return is_shift(zi->mnemonic);
 }
 
-bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out) {
+bool x64_decode_zydis(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out) {
   ZydisDecoderContext ctx;
   ZydisDecodedInstruction zi;
   ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT_VISIBLE];
@@ -166,6 +167,10 @@ bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out)
   /* a RIP-relative operand must carry a 32-bit displacement we can patch */
   if (out->rip_relative && out->disp_size != 32) return false;
   return true;
+}
+
+bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out) {
+  return x64_decode_quick(code, avail, addr, out) || x64_decode_zydis(code, avail, addr, out);
 }
 
 bool x64_decode_operands(x64_insn *in) {

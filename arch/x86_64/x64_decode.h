@@ -1,6 +1,7 @@
 /* x64_decode.h — x86-64 instruction decoding for the relocator.
  *
- * A thin wrapper over Zydis 4 that keeps only what relocation needs: length,
+ * A table for the common instructions (x64_quick.c) and Zydis 4 for the
+ * rest, keeping only what relocation needs: length,
  * raw bytes, the control-flow class, a direct branch's target, the position of
  * a RIP-relative (or absolute) disp32, the status flags it reads and writes
  * (for flags liveness), and up to two simplified operands for the jump-table
@@ -63,17 +64,20 @@ typedef struct x64_insn {
                            undefined); none for a shift or rotate whose count
                            may be 0 and for rep-prefixed string instructions,
                            which may leave them as they were */
-  bool operands_decoded;/* op[] and nops are filled: always for a relative branch
-                           or call, an indirect jmp or call, a RIP-relative
-                           operand and a shift; for the others once
-                           x64_decode_operands is asked */
+  bool operands_decoded;/* op[] and nops are filled: always for an indirect jmp
+                           or call, a RIP-relative operand and a shift; for
+                           the others once x64_decode_operands is asked */
   uint8_t nops;         /* visible operands kept in op[] (at most 2) */
   x64_operand op[2];
 } x64_insn;
 
 /* Decodes one instruction at run-time address ADDR from CODE (AVAIL bytes
- * readable).  False when the bytes are not a valid instruction. */
+ * readable).  False when the bytes are not a valid instruction.  The common
+ * instructions come from x64_quick.c's tables, the rest from Zydis. */
 bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out);
+
+/* The same from Zydis alone (what x64_decode must agree with: tests compare). */
+bool x64_decode_zydis(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out);
 
 /* Fills IN's op[] and nops when x64_decode left them out (decoding its bytes
  * again); true when they are filled. */

@@ -1,0 +1,248 @@
+/* x64_quick.c — the instructions compilers emit most, decoded from a table
+ * (see x64_quick.h).
+ *
+ * DynamoRIO decodes in levels, most instructions only as far as their length
+ * and whether they change control flow; this is that idea for x64_decode.
+ * Handled: the integer ALU ops, mov, lea, push/pop, test, inc/dec, not/neg,
+ * imul, movzx/movsx/movsxd, nop (0f 1f), setcc, cmovcc, jcc, jmp and
+ * call rel, ret, int3 and ud2; with no prefix but REX and 66.  Left to Zydis
+ * (false): anything with another prefix, a RIP-relative operand, an
+ * indirect jmp or call or a shift (their operands are wanted at once), and
+ * every opcode not in the tables.  tests/unit/test_decode.c checks every
+ * field against Zydis over whole binaries and random bytes. */
+#include "x64_quick.h"
+
+#include <string.h>
+
+#include "x64_zydis.h"
+
+enum {
+  ALL = X64_FLAGS_ALL,
+  NOT_CF = X64_FLAGS_ALL & ~X64_FLAG_CF,
+};
+
+/* How an opcode goes on after its byte(s). */
+typedef enum shape {
+  NONE,       /* not handled */
+  BARE,       /* nothing */
+  RM,         /* ModRM */
+  RM_IMM8,    /* ModRM, imm8 */
+  RM_IMMZ,    /* ModRM, imm16 (66) or imm32 */
+  IMM8,       /* imm8 */
+  IMMZ,       /* imm16 (66) or imm32 */
+  IMMV,       /* imm16 (66), imm32, or imm64 (REX.W): mov r, imm */
+  REL8,       /* jcc/jmp rel8 */
+  REL32,      /* jcc/jmp/call rel32 */
+  GROUP,      /* ModRM whose reg field picks the operation (group_op) */
+} shape;
+
+typedef struct op_info {
+  uint8_t shape;
+  uint8_t flow; /* x64_flow */
+  uint8_t read, written;
+  uint16_t mnemonic;
+} op_info;
+
+static const uint16_t alu_mnemonic[8] = {ZYDIS_MNEMONIC_ADD, ZYDIS_MNEMONIC_OR,  ZYDIS_MNEMONIC_ADC,
+                                         ZYDIS_MNEMONIC_SBB, ZYDIS_MNEMONIC_AND, ZYDIS_MNEMONIC_SUB,
+                                         ZYDIS_MNEMONIC_XOR, ZYDIS_MNEMONIC_CMP};
+
+/* The flags condition code CC (low nibble of 7x, 0F 8x, 0F 9x, 0F 4x) tests. */
+static const uint8_t cc_reads[16] = {
+    X64_FLAG_OF, X64_FLAG_OF, X64_FLAG_CF, X64_FLAG_CF, X64_FLAG_ZF, X64_FLAG_ZF,
+    X64_FLAG_CF | X64_FLAG_ZF, X64_FLAG_CF | X64_FLAG_ZF, X64_FLAG_SF, X64_FLAG_SF, X64_FLAG_PF, X64_FLAG_PF,
+    X64_FLAG_SF | X64_FLAG_OF, X64_FLAG_SF | X64_FLAG_OF, X64_FLAG_ZF | X64_FLAG_SF | X64_FLAG_OF,
+    X64_FLAG_ZF | X64_FLAG_SF | X64_FLAG_OF};
+
+static const uint16_t jcc_mnemonic[16] = {
+    ZYDIS_MNEMONIC_JO, ZYDIS_MNEMONIC_JNO, ZYDIS_MNEMONIC_JB,  ZYDIS_MNEMONIC_JNB,
+    ZYDIS_MNEMONIC_JZ, ZYDIS_MNEMONIC_JNZ, ZYDIS_MNEMONIC_JBE, ZYDIS_MNEMONIC_JNBE,
+    ZYDIS_MNEMONIC_JS, ZYDIS_MNEMONIC_JNS, ZYDIS_MNEMONIC_JP,  ZYDIS_MNEMONIC_JNP,
+    ZYDIS_MNEMONIC_JL, ZYDIS_MNEMONIC_JNL, ZYDIS_MNEMONIC_JLE, ZYDIS_MNEMONIC_JNLE};
+
+static const uint16_t setcc_mnemonic[16] = {
+    ZYDIS_MNEMONIC_SETO, ZYDIS_MNEMONIC_SETNO, ZYDIS_MNEMONIC_SETB,  ZYDIS_MNEMONIC_SETNB,
+    ZYDIS_MNEMONIC_SETZ, ZYDIS_MNEMONIC_SETNZ, ZYDIS_MNEMONIC_SETBE, ZYDIS_MNEMONIC_SETNBE,
+    ZYDIS_MNEMONIC_SETS, ZYDIS_MNEMONIC_SETNS, ZYDIS_MNEMONIC_SETP,  ZYDIS_MNEMONIC_SETNP,
+    ZYDIS_MNEMONIC_SETL, ZYDIS_MNEMONIC_SETNL, ZYDIS_MNEMONIC_SETLE, ZYDIS_MNEMONIC_SETNLE};
+
+static const uint16_t cmovcc_mnemonic[16] = {
+    ZYDIS_MNEMONIC_CMOVO, ZYDIS_MNEMONIC_CMOVNO, ZYDIS_MNEMONIC_CMOVB,  ZYDIS_MNEMONIC_CMOVNB,
+    ZYDIS_MNEMONIC_CMOVZ, ZYDIS_MNEMONIC_CMOVNZ, ZYDIS_MNEMONIC_CMOVBE, ZYDIS_MNEMONIC_CMOVNBE,
+    ZYDIS_MNEMONIC_CMOVS, ZYDIS_MNEMONIC_CMOVNS, ZYDIS_MNEMONIC_CMOVP,  ZYDIS_MNEMONIC_CMOVNP,
+    ZYDIS_MNEMONIC_CMOVL, ZYDIS_MNEMONIC_CMOVNL, ZYDIS_MNEMONIC_CMOVLE, ZYDIS_MNEMONIC_CMOVNLE};
+
+/* One-byte opcodes. */
+static op_info one_byte(uint8_t b) {
+  if (b < 0x40 && (b & 7) < 6) { /* the eight ALU ops, six forms each */
+    uint8_t op = b >> 3, form = b & 7;
+    uint8_t read = op == 2 || op == 3 ? X64_FLAG_CF : 0; /* adc, sbb */
+    uint8_t shape = form < 4 ? RM : form == 4 ? IMM8 : IMMZ;
+    return (op_info){shape, X64_FLOW_NEXT, read, ALL, alu_mnemonic[op]};
+  }
+  if (b >= 0x50 && b <= 0x57) return (op_info){BARE, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_PUSH};
+  if (b >= 0x58 && b <= 0x5f) return (op_info){BARE, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_POP};
+  if (b >= 0x70 && b <= 0x7f) return (op_info){REL8, X64_FLOW_JCC, cc_reads[b & 15], 0, jcc_mnemonic[b & 15]};
+  if (b >= 0xb0 && b <= 0xb7) return (op_info){IMM8, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_MOV};
+  if (b >= 0xb8 && b <= 0xbf) return (op_info){IMMV, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_MOV};
+  switch (b) {
+  case 0x63: return (op_info){RM, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_MOVSXD};
+  case 0x68: return (op_info){IMMZ, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_PUSH};
+  case 0x69: return (op_info){RM_IMMZ, X64_FLOW_NEXT, 0, ALL, ZYDIS_MNEMONIC_IMUL};
+  case 0x6a: return (op_info){IMM8, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_PUSH};
+  case 0x6b: return (op_info){RM_IMM8, X64_FLOW_NEXT, 0, ALL, ZYDIS_MNEMONIC_IMUL};
+  case 0x80: case 0x81: case 0x83: case 0xf6: case 0xf7: case 0xfe: case 0xff:
+    return (op_info){GROUP, X64_FLOW_NEXT, 0, 0, 0};
+  case 0x84: case 0x85: return (op_info){RM, X64_FLOW_NEXT, 0, ALL, ZYDIS_MNEMONIC_TEST};
+  case 0x88: case 0x89: case 0x8a: case 0x8b: return (op_info){RM, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_MOV};
+  case 0x8d: return (op_info){RM, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_LEA};
+  case 0xa8: return (op_info){IMM8, X64_FLOW_NEXT, 0, ALL, ZYDIS_MNEMONIC_TEST};
+  case 0xa9: return (op_info){IMMZ, X64_FLOW_NEXT, 0, ALL, ZYDIS_MNEMONIC_TEST};
+  case 0xc3: return (op_info){BARE, X64_FLOW_RET, 0, 0, ZYDIS_MNEMONIC_RET};
+  case 0xc6: return (op_info){RM_IMM8, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_MOV};
+  case 0xc7: return (op_info){RM_IMMZ, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_MOV};
+  case 0xcc: return (op_info){BARE, X64_FLOW_STOP, 0, 0, ZYDIS_MNEMONIC_INT3};
+  case 0xe8: return (op_info){REL32, X64_FLOW_CALL, 0, 0, ZYDIS_MNEMONIC_CALL};
+  case 0xe9: return (op_info){REL32, X64_FLOW_JMP, 0, 0, ZYDIS_MNEMONIC_JMP};
+  case 0xeb: return (op_info){REL8, X64_FLOW_JMP, 0, 0, ZYDIS_MNEMONIC_JMP};
+  default: return (op_info){NONE, 0, 0, 0, 0};
+  }
+}
+
+/* Two-byte opcodes (0F xx). */
+static op_info two_byte(uint8_t b) {
+  if (b >= 0x40 && b <= 0x4f) return (op_info){RM, X64_FLOW_NEXT, cc_reads[b & 15], 0, cmovcc_mnemonic[b & 15]};
+  if (b >= 0x80 && b <= 0x8f) return (op_info){REL32, X64_FLOW_JCC, cc_reads[b & 15], 0, jcc_mnemonic[b & 15]};
+  if (b >= 0x90 && b <= 0x9f) return (op_info){RM, X64_FLOW_NEXT, cc_reads[b & 15], 0, setcc_mnemonic[b & 15]};
+  switch (b) {
+  case 0x0b: return (op_info){BARE, X64_FLOW_STOP, 0, 0, ZYDIS_MNEMONIC_UD2};
+  case 0x1f: return (op_info){RM, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_NOP};
+  case 0xaf: return (op_info){RM, X64_FLOW_NEXT, 0, ALL, ZYDIS_MNEMONIC_IMUL};
+  case 0xb6: case 0xb7: return (op_info){RM, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_MOVZX};
+  case 0xbe: case 0xbf: return (op_info){RM, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_MOVSX};
+  default: return (op_info){NONE, 0, 0, 0, 0};
+  }
+}
+
+/* The operation a group opcode's ModRM reg field picks; NONE for those left
+ * to Zydis (shifts are not grouped here; ff /2 /3 /4 /5 are indirect
+ * branches, f6/f7 /4-/7 multiply and divide, /1 is undefined). */
+static op_info group_op(uint8_t opcode, uint8_t reg) {
+  switch (opcode) {
+  case 0x80: return (op_info){RM_IMM8, X64_FLOW_NEXT, reg == 2 || reg == 3 ? X64_FLAG_CF : 0, ALL, alu_mnemonic[reg]};
+  case 0x81: return (op_info){RM_IMMZ, X64_FLOW_NEXT, reg == 2 || reg == 3 ? X64_FLAG_CF : 0, ALL, alu_mnemonic[reg]};
+  case 0x83: return (op_info){RM_IMM8, X64_FLOW_NEXT, reg == 2 || reg == 3 ? X64_FLAG_CF : 0, ALL, alu_mnemonic[reg]};
+  case 0xf6: case 0xf7:
+    if (reg == 0) return (op_info){opcode == 0xf6 ? RM_IMM8 : RM_IMMZ, X64_FLOW_NEXT, 0, ALL, ZYDIS_MNEMONIC_TEST};
+    if (reg == 2) return (op_info){RM, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_NOT};
+    if (reg == 3) return (op_info){RM, X64_FLOW_NEXT, 0, ALL, ZYDIS_MNEMONIC_NEG};
+    break;
+  case 0xfe: case 0xff:
+    if (reg == 0) return (op_info){RM, X64_FLOW_NEXT, 0, NOT_CF, ZYDIS_MNEMONIC_INC};
+    if (reg == 1) return (op_info){RM, X64_FLOW_NEXT, 0, NOT_CF, ZYDIS_MNEMONIC_DEC};
+    if (reg == 6 && opcode == 0xff) return (op_info){RM, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_PUSH};
+    break;
+  default: break;
+  }
+  return (op_info){NONE, 0, 0, 0, 0};
+}
+
+/* The bytes a ModRM at CODE[AT] takes with its SIB and displacement; 0 for a
+ * RIP-relative operand (left to Zydis) or too few bytes.  *DISP_AT and
+ * *DISP_SIZE: where the displacement is and its bits (0: none). */
+static size_t modrm_length(const uint8_t *code, size_t avail, size_t at, uint8_t *disp_at, uint8_t *disp_size) {
+  if (at >= avail) return 0;
+  uint8_t modrm = code[at], mod = modrm >> 6, rm = modrm & 7;
+  size_t n = 1;
+  *disp_size = 0;
+  if (mod == 3) return n;
+  if (rm == 4) { /* SIB */
+    if (at + n >= avail) return 0;
+    uint8_t base = code[at + n] & 7;
+    n++;
+    if (mod == 0 && base == 5) *disp_size = 32; /* no base: disp32 */
+  } else if (mod == 0 && rm == 5) {
+    return 0; /* [rip+disp32] */
+  }
+  if (mod == 1) *disp_size = 8;
+  if (mod == 2) *disp_size = 32;
+  *disp_at = (uint8_t)(at + n);
+  n += *disp_size / 8;
+  return at + n <= avail ? n : 0;
+}
+
+bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out) {
+  size_t at = 0;
+  bool opsize = false, rex_w = false, rex = false;
+  if (avail > 15) avail = 15;
+  if (at < avail && code[at] == 0x66) opsize = true, at++;
+  if (at < avail && (code[at] & 0xf0) == 0x40) {
+    rex = true;
+    rex_w = (code[at] & 8) != 0;
+    at++;
+  }
+  if (at >= avail) return false;
+  uint8_t opcode = code[at++];
+  op_info op;
+  bool two = opcode == 0x0f;
+  if (two) {
+    if (at >= avail) return false;
+    opcode = code[at++];
+    op = two_byte(opcode);
+  } else {
+    op = one_byte(opcode);
+  }
+  uint8_t disp_at = 0, disp_size = 0;
+  size_t modrm_at = at;
+  if (op.shape == GROUP) {
+    if (at >= avail) return false;
+    op = group_op(opcode, (code[at] >> 3) & 7);
+  }
+  switch (op.shape) {
+  case NONE: return false;
+  case RM: case RM_IMM8: case RM_IMMZ: {
+    size_t n = modrm_length(code, avail, at, &disp_at, &disp_size);
+    if (!n) return false;
+    at += n;
+    break;
+  }
+  default: break;
+  }
+  /* forms Zydis decodes otherwise or rejects */
+  uint8_t mod = modrm_at < avail ? code[modrm_at] >> 6 : 0, reg = modrm_at < avail ? (code[modrm_at] >> 3) & 7 : 0;
+  if (!two && opcode == 0x8d && mod == 3) return false;             /* lea without memory: invalid */
+  if (!two && (opcode == 0xc6 || opcode == 0xc7) && reg != 0) return false; /* c6/c7 /1-/7: not mov */
+  if (two && opcode == 0x1f && reg != 0) return false;              /* 0f 1f /1-/7: reserved nops */
+  if (opsize && (op.flow != X64_FLOW_NEXT || op.mnemonic == ZYDIS_MNEMONIC_PUSH || op.mnemonic == ZYDIS_MNEMONIC_POP ||
+                 op.mnemonic == ZYDIS_MNEMONIC_MOVSXD || op.mnemonic == ZYDIS_MNEMONIC_NOP))
+    return false; /* 66 on a branch, push/pop, movsxd or nop: not worth the cases */
+  if (op.flow == X64_FLOW_RET && rex) return false;
+  switch (op.shape) {
+  case RM_IMM8: case IMM8: at += 1; break;
+  case RM_IMMZ: case IMMZ: at += opsize && !rex_w ? 2 : 4; break; /* REX.W wins over 66 */
+  case IMMV: at += rex_w ? 8 : opsize ? 2 : 4; break;
+  case REL8: at += 1; break;
+  case REL32: at += 4; break;
+  default: break;
+  }
+  if (at > avail) return false;
+
+  memset(out, 0, sizeof *out);
+  out->addr = addr;
+  out->len = (uint8_t)at;
+  memcpy(out->bytes, code, at);
+  out->flow = op.flow;
+  out->mnemonic = op.mnemonic;
+  out->flags_read = op.read;
+  out->flags_written = op.written;
+  out->disp_size = disp_size;
+  out->disp_offset = disp_size ? disp_at : 0;
+  if (op.flow == X64_FLOW_JCC) out->cc = opcode & 0x0f;
+  if (op.shape == REL8) out->target = addr + at + (uint64_t)(int64_t)(int8_t)code[at - 1];
+  if (op.shape == REL32) {
+    int32_t rel;
+    memcpy(&rel, code + at - 4, sizeof rel);
+    out->target = addr + at + (uint64_t)(int64_t)rel;
+  }
+  return true;
+}

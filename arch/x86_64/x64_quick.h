@@ -1,0 +1,13 @@
+/* x64_quick.h — the common instructions decoded without Zydis (private to
+ * arch/x86_64: x64_decode tries this first). */
+#ifndef X64_QUICK_H
+#define X64_QUICK_H
+
+#include "x64_decode.h"
+
+/* Fills OUT as x64_decode would, but only for the instructions x64_quick.c
+ * lists, with operands left for x64_decode_operands; false for any other
+ * (OUT then untouched). */
+bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out);
+
+#endif

@@ -1,0 +1,133 @@
+/* test_decode.c — x64_quick.c's table, which x64_decode tries first, against
+ * Zydis alone (x64_decode_zydis), the oracle: every field relocation reads must be the same wherever
+ * the table decodes an instruction, and the table must decode nothing Zydis
+ * rejects.  Over the .text of whole binaries (a linear sweep, padding and
+ * all) and over random bytes behind the opcodes the table knows. */
+#include <elf.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "unit.h"
+#include "x64_quick.h"
+
+typedef struct tally {
+  size_t decoded, quick;
+} tally;
+
+static bool same(const x64_insn *a, const x64_insn *b) {
+  return a->addr == b->addr && a->len == b->len && !memcmp(a->bytes, b->bytes, a->len) && a->flow == b->flow &&
+         a->mnemonic == b->mnemonic && a->cc == b->cc && a->target == b->target &&
+         a->rip_relative == b->rip_relative && a->rip_target == b->rip_target && a->disp_offset == b->disp_offset &&
+         a->disp_size == b->disp_size && a->flags_read == b->flags_read && a->flags_written == b->flags_written;
+}
+
+/* One position: what the table says against Zydis alone. */
+static void compare(const char *name, const uint8_t *code, size_t avail, uint64_t addr, tally *t) {
+  x64_insn got, want;
+  bool ok = x64_decode_quick(code, avail, addr, &got), zok = x64_decode_zydis(code, avail, addr, &want);
+  if (!zok) {
+    CHECK(!ok, "0x%" PRIx64 ": decoded bytes %02x %02x %02x that Zydis rejects", addr, code[0],
+          avail > 1 ? code[1] : 0, avail > 2 ? code[2] : 0);
+    return;
+  }
+  t->decoded++;
+  if (!ok) return; /* left to Zydis */
+  t->quick++;
+  CHECK(same(&got, &want),
+        "0x%" PRIx64 " (%02x %02x %02x %02x): len %u/%u flow %d/%d mnemonic %d/%d cc %u/%u target 0x%" PRIx64
+        "/0x%" PRIx64 " disp %u@%u/%u@%u flags r%02x w%02x / r%02x w%02x",
+        addr, code[0], avail > 1 ? code[1] : 0, avail > 2 ? code[2] : 0, avail > 3 ? code[3] : 0, got.len, want.len,
+        got.flow, want.flow, got.mnemonic, want.mnemonic, got.cc, want.cc, got.target, want.target, got.disp_size,
+        got.disp_offset, want.disp_size, want.disp_offset, got.flags_read, got.flags_written, want.flags_read,
+        want.flags_written);
+}
+
+/* The .text of the ELF file PATH, read whole; NULL (and a note) when absent. */
+static uint8_t *read_text(const char *path, size_t *size, uint64_t *addr) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  rewind(f);
+  uint8_t *image = malloc((size_t)n);
+  if (!image || fread(image, 1, (size_t)n, f) != (size_t)n) {
+    fclose(f);
+    free(image);
+    return NULL;
+  }
+  fclose(f);
+  const Elf64_Ehdr *eh = (const Elf64_Ehdr *)image;
+  const Elf64_Shdr *sh = (const Elf64_Shdr *)(image + eh->e_shoff);
+  const char *names = (const char *)image + sh[eh->e_shstrndx].sh_offset;
+  for (unsigned i = 0; i < eh->e_shnum; i++) {
+    if (strcmp(names + sh[i].sh_name, ".text") != 0) continue;
+    uint8_t *text = malloc(sh[i].sh_size);
+    memcpy(text, image + sh[i].sh_offset, sh[i].sh_size);
+    *size = sh[i].sh_size;
+    *addr = sh[i].sh_addr;
+    free(image);
+    return text;
+  }
+  free(image);
+  return NULL;
+}
+
+/* Every instruction of a linear sweep of PATH's .text. */
+static void sweep_binary(const char *path) {
+  const char *name = path;
+  size_t size;
+  uint64_t addr;
+  uint8_t *text = read_text(path, &size, &addr);
+  CHECK(text != NULL, "cannot read the .text of %s", path);
+  if (!text) return;
+  tally t = {0};
+  for (size_t at = 0; at < size;) {
+    compare(name, text + at, size - at, addr + at, &t);
+    x64_insn in;
+    at += x64_decode_zydis(text + at, size - at, addr + at, &in) ? in.len : 1;
+  }
+  printf("%s: %zu instructions, %zu (%.0f%%) from the table\n", path, t.decoded, t.quick,
+         t.decoded ? 100.0 * (double)t.quick / (double)t.decoded : 0.0);
+  CHECK(t.quick * 2 > t.decoded, "the table decoded only %zu of %zu", t.quick, t.decoded);
+  free(text);
+}
+
+/* Random bytes behind each prefix choice and opcode: every combination the
+ * table may take, with random ModRM, SIB, displacements and immediates. */
+static void random_bytes(void) {
+  const char *name = "random";
+  static const uint8_t prefixes[][2] = {{0}, {0x66}, {0x48}, {0x41}, {0x4c}, {0x66, 0x41}, {0x66, 0x48}, {0x40}};
+  static const size_t nprefix[] = {0, 1, 1, 1, 1, 2, 2, 1};
+  uint64_t seed = 0x9e3779b97f4a7c15u;
+  tally t = {0};
+  for (int round = 0; round < 400; round++)
+    for (int two = 0; two < 2; two++)
+      for (int op = 0; op < 256; op++)
+        for (size_t p = 0; p < sizeof nprefix / sizeof nprefix[0]; p++) {
+          uint8_t code[16];
+          size_t n = 0;
+          for (size_t k = 0; k < nprefix[p]; k++) code[n++] = prefixes[p][k];
+          if (two) code[n++] = 0x0f;
+          code[n++] = (uint8_t)op;
+          while (n < sizeof code) {
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            code[n++] = (uint8_t)(seed >> 56);
+          }
+          size_t avail = round % 7 == 0 ? (size_t)(seed >> 40) % sizeof code : sizeof code; /* short reads */
+          compare(name, code, avail, 0x400000 + (seed >> 48), &t);
+        }
+  printf("random: %zu valid, %zu from the table\n", t.decoded, t.quick);
+  CHECK(t.quick > 1000, "the table decoded only %zu random instructions", t.quick);
+}
+
+int main(int argc, char **argv) {
+  random_bytes();
+  /* binaries on every machine the README sets up, and whatever is named */
+  sweep_binary("/usr/lib/x86_64-linux-gnu/libc.so.6");
+  sweep_binary("/usr/lib/x86_64-linux-gnu/liblua5.4.so.0");
+  sweep_binary("/usr/lib/x86_64-linux-gnu/libZydis.so.4.0");
+  sweep_binary("/usr/bin/bash");
+  for (int i = 1; i < argc; i++) sweep_binary(argv[i]);
+  printf("test_decode: %d of %d checks failed\n", failures, checks);
+  return failures != 0;
+}
