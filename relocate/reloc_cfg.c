@@ -112,6 +112,21 @@ static int by_from_kind_target(const void *a, const void *b) {
   return 0;
 }
 
+/* Sorts one block's N edges (two at most, but for a table's) by insertion:
+ * a qsort of the whole function's edges was ~7 % of planning. */
+static void sort_edges(reloc_edge *v, size_t n) {
+  if (n > 8) {
+    qsort(v, n, sizeof *v, by_from_kind_target);
+    return;
+  }
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && by_from_kind_target(&v[j - 1], &v[j]) > 0; j--) {
+      reloc_edge t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+}
+
 /* Block B ends in a call and falls through (reloc_flow_leaks). */
 static bool block_leaks(const reloc_plan *p, size_t b) {
   const reloc_bdata *bd = &p->bdata[b];
@@ -143,12 +158,14 @@ lp_status reloc_build_cfg(reloc_plan *p) {
   }
 
   edge_list l = {0};
-  for (uint32_t k = 0; k < nb; k++)
+  for (uint32_t k = 0; k < nb; k++) { /* by from already: each block's own sorted */
+    size_t first = l.n;
     if (block_edges(p, &l, k) != LP_OK) {
       free(l.v);
       return LP_ERR;
     }
-  qsort(l.v, l.n, sizeof *l.v, by_from_kind_target);
+    sort_edges(l.v + first, l.n - first);
+  }
   p->edges = l.v;
   p->nedges = l.n;
   for (size_t e = l.n; e-- > 0;) {
