@@ -441,12 +441,28 @@ static void fill_info(const reloc_plan *p, bool leaves, reloc_info *info) {
 }
 
 /* The measure pass: the copy's size, each instruction's offset, nsaved. */
+/* Lays P out without a buffer: every label branch rel32, which tells those
+ * a rel8 reaches (p->shorts), then with those short (again while one no
+ * longer reaches), which gives the size, the offsets and the origin map that
+ * emission will match. */
 static lp_status measure(reloc_plan *p) {
   x64_writer w;
+  free(p->shorts);
+  p->shorts = NULL;
   LP_CHECK(x64_writer_init(&w, NULL, 0, reloc_layout_labels(p)));
-  lp_status st = reloc_layout(p, &w, p->copy_off, p->cover_off, 0, NULL, NULL, &p->nsaved, p);
-  p->copy_size = w.offset;
+  lp_status st = reloc_layout(p, &w, NULL, NULL, 0, NULL, NULL, NULL, NULL);
+  if (st == LP_OK) st = x64_writer_relax(&w, &p->shorts);
   x64_writer_clear(&w);
+  LP_CHECK(st);
+  bool again = true;
+  while (st == LP_OK && again) {
+    LP_CHECK(x64_writer_init(&w, NULL, 0, reloc_layout_labels(p)));
+    w.shorts = p->shorts;
+    st = reloc_layout(p, &w, p->copy_off, p->cover_off, 0, NULL, NULL, &p->nsaved, p);
+    p->copy_size = w.offset;
+    again = st == LP_OK && x64_writer_unrelax(&w, p->shorts);
+    x64_writer_clear(&w);
+  }
   return st;
 }
 
@@ -551,6 +567,7 @@ lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out, uint64
                      reloc_redirect redirect, void *ctx) {
   x64_writer w;
   LP_CHECK(x64_writer_init(&w, out, dest, reloc_layout_labels(plan)));
+  w.shorts = plan->shorts;
   lp_status st = reloc_layout(plan, &w, NULL, NULL, counters, redirect, ctx, NULL, NULL);
   size_t size = w.offset;
   x64_writer_clear(&w);
@@ -653,5 +670,6 @@ void reloc_plan_free(reloc_plan *plan) {
   free(plan->calls);
   free(plan->origins);
   free(plan->covered);
+  free(plan->shorts);
   free(plan);
 }

@@ -81,6 +81,7 @@ struct reloc_plan {
   size_t block_slot, edge_slot, call_slot, ncounters;
 
   size_t copy_size, nsaved;
+  uint8_t *shorts;     /* the label branches written rel8 (x64_writer_relax) */
   reloc_origin *origins; /* the origin map (reloc.h), filled by the measure pass */
   size_t norigins, caporigins;
 };

@@ -7,7 +7,11 @@
  * ran, in a second copy), with the probe of the counted edge that is its
  * only way in, a jmp where a fall-through is broken, then the stubs of the
  * counted edges that need one (probe; jmp target), then the
- * rewritten jump tables.  Probes that land at one point are queued and
+ * rewritten jump tables.  A block the compiler aligned is aligned again, and
+ * jumps to labels are short where they reach (x64_writer.h, relaxation):
+ * the copy keeps the shape of the code it stands for, whose rel32 forms and
+ * lost alignment cost a dispatch loop 17 % (docs/PERFORMANCE.md).  Probes
+ * that land at one point are queued and
  * written together, sharing one save of rax (or of the flags, for lock inc)
  * where the flags are live (DynamoRIO's drx style).  The
  * measure pass also records the origin map (reloc.h): which original
@@ -139,7 +143,7 @@ static uint64_t redirect(void *ctx, uint64_t orig) {
 /* The jump to edge E's target (from a stub or a broken fall-through). */
 static void jmp_to(layout_ctx *c, const reloc_edge *e, uint64_t orig) {
   if (e->to != RELOC_EXIT)
-    x64_put_jmp_rel32_label(c->w, L_BLOCK(e->to));
+    x64_put_jmp_label(c->w, L_BLOCK(e->to));
   else if (e->kind == RELOC_EDGE_ESCAPE)
     x64_put_jmp_rel32_address(c->w, orig); /* back to the original body */
   else
@@ -194,11 +198,29 @@ static size_t call_index(const reloc_plan *p, uint64_t site) {
   return lo;
 }
 
-static void write_block(layout_ctx *c, size_t b, int64_t *copy_off) {
+/* Did the compiler align block B: at a 16-byte boundary with padding
+ * before it (nops or a gap)?  Its copy is aligned the same: a loop's head
+ * off its alignment cost a dispatch loop several percent. */
+static bool aligned_by_compiler(const reloc_plan *p, size_t b) {
+  uint64_t a = p->blocks[b].addr;
+  if (b == 0 || a % 16) return false;
+  size_t i = p->order[p->bdata[b].first];
+  if (i == 0) return true;
+  const x64_insn *prev = &p->insns[i - 1].x;
+  return prev->addr + prev->len != a || x64_is_nop(prev);
+}
+
+/* Writes block B; FALLS_IN: the block written before runs into it.  True
+ * when B runs into the next block. */
+static bool write_block(layout_ctx *c, size_t b, int64_t *copy_off, bool falls_in) {
   const reloc_plan *p = c->p;
   const reloc_probes *pr = &p->probes;
   const reloc_bdata *bd = &p->bdata[b];
   origin(c, p->blocks[b].addr);
+  if (aligned_by_compiler(p, b)) { /* nops where the block before runs into it */
+    if (falls_in) x64_put_nops(c->w, 16);
+    else x64_put_align(c->w, 16, /*int3=*/0xcc);
+  }
   bool covered = reloc_probe_covered(p, b); /* a second copy: its cover probe ran in the first */
   if (b == 0) {
     x64_put_label(c->w, L_TOP(p));
@@ -233,23 +255,26 @@ static void write_block(layout_ctx *c, size_t b, int64_t *copy_off) {
   const reloc_insn *last = &p->insns[p->order[bd->first + bd->count - 1]];
   if (last->x.flow == X64_FLOW_STOP) { /* ud2, int3, hlt: a signal handler may step over it */
     x64_put_jmp_rel32_address(c->w, last->x.addr + last->x.len); /* into the original body */
-    return;
+    return false;
   }
-  if (!reloc_falls_through(last)) return;
+  if (!reloc_falls_through(last)) return false;
   origin(c, last->x.addr + last->x.len);
   if (last->noreturn) {
     x64_put_ud2(c->w);
-    return;
+    return false;
   }
   for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++) {
     const reloc_edge *ed = &p->edges[e];
     if (ed->kind != RELOC_EDGE_FALL && ed->kind != RELOC_EDGE_ESCAPE) continue;
     if (ed->counted) queue_edge(c, e);
     flush(c);
-    if (ed->to == RELOC_EXIT || ed->to != b + 1)
+    if (ed->to == RELOC_EXIT || ed->to != b + 1) {
       jmp_to(c, ed, last->x.addr + last->x.len);
-    return;
+      return false;
+    }
+    return true;
   }
+  return false;
 }
 
 static void write_tables(layout_ctx *c) {
@@ -283,7 +308,8 @@ lp_status reloc_layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, in
                   .redirect_ctx = redirect_ctx, .cover_off = cover_off, .record = record};
   if (record) record->norigins = 0;
   for (size_t b = 0; cover_off && b < p->nblocks; b++) cover_off[b] = -1;
-  for (size_t b = 0; b < p->nblocks; b++) write_block(&c, b, copy_off);
+  bool falls = false;
+  for (size_t b = 0; b < p->nblocks; b++) falls = write_block(&c, b, copy_off, falls);
   for (size_t e = 0; e < p->nedges; e++) { /* stubs */
     if (!p->edges[e].counted || p->edata[e].place != PLACE_STUB) continue;
     const reloc_edge *ed = &p->edges[e];

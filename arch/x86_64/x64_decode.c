@@ -173,6 +173,8 @@ bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out)
   return x64_decode_quick(code, avail, addr, out) || x64_decode_zydis(code, avail, addr, out);
 }
 
+bool x64_is_nop(const x64_insn *in) { return in->mnemonic == ZYDIS_MNEMONIC_NOP; }
+
 bool x64_decode_operands(x64_insn *in) {
   if (in->operands_decoded) return true;
   ZydisDecoderContext ctx;

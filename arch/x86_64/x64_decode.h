@@ -79,6 +79,9 @@ bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out)
 /* The same from Zydis alone (what x64_decode must agree with: tests compare). */
 bool x64_decode_zydis(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out);
 
+/* Is IN a nop (90, 0F 1F, with or without prefixes): alignment padding? */
+bool x64_is_nop(const x64_insn *in);
+
 /* Fills IN's op[] and nops when x64_decode left them out (decoding its bytes
  * again); true when they are filled. */
 bool x64_decode_operands(x64_insn *in);

@@ -1,18 +1,22 @@
 /* x64_relocator.c — read one instruction, write one (see x64_relocator.h). */
 #include "x64_relocator.h"
 
-static void put_jmp(x64_writer *w, uint64_t target, const x64_targets *t) {
+/* A jmp to TARGET: to its label (rel8 when the writer says so, unless
+ * LONG: a jmp short before it skips exactly its five bytes) or its address. */
+static void put_jmp(x64_writer *w, uint64_t target, const x64_targets *t, bool long_only) {
   long l = t->label_of(t->ctx, target);
-  if (l >= 0)
+  if (l >= 0 && long_only)
     x64_put_jmp_rel32_label(w, (size_t)l);
+  else if (l >= 0)
+    x64_put_jmp_label(w, (size_t)l);
   else
     x64_put_jmp_rel32_address(w, t->redirect(t->ctx, target));
 }
 
 void x64_relocate_branch_label(x64_writer *w, const x64_insn *in, size_t label) {
   switch (in->flow) {
-  case X64_FLOW_JMP: x64_put_jmp_rel32_label(w, label); return;
-  case X64_FLOW_JCC: x64_put_jcc_rel32_label(w, in->cc, label); return;
+  case X64_FLOW_JMP: x64_put_jmp_label(w, label); return;
+  case X64_FLOW_JCC: x64_put_jcc_label(w, in->cc, label); return;
   case X64_FLOW_JCC_SHORT:
     x64_put_bytes(w, in->bytes, in->len - 1u);
     x64_put_u8(w, 2);
@@ -25,13 +29,13 @@ void x64_relocate_branch_label(x64_writer *w, const x64_insn *in, size_t label) 
 
 void x64_relocate_insn(x64_writer *w, const x64_insn *in, const x64_targets *t) {
   switch (in->flow) {
-  case X64_FLOW_JMP: /* jmp rel8/rel32 -> E9 rel32 */
-    put_jmp(w, in->target, t);
+  case X64_FLOW_JMP: /* jmp rel8/rel32 -> E9 rel32, or EB rel8 where it reaches */
+    put_jmp(w, in->target, t, false);
     return;
-  case X64_FLOW_JCC: { /* jcc rel8/rel32 -> 0F 8x rel32 */
+  case X64_FLOW_JCC: { /* jcc rel8/rel32 -> 0F 8x rel32, or 7x rel8 where it reaches */
     long l = t->label_of(t->ctx, in->target);
     if (l >= 0)
-      x64_put_jcc_rel32_label(w, in->cc, (size_t)l);
+      x64_put_jcc_label(w, in->cc, (size_t)l);
     else
       x64_put_jcc_rel32_address(w, in->cc, t->redirect(t->ctx, in->target));
     return;
@@ -40,7 +44,7 @@ void x64_relocate_insn(x64_writer *w, const x64_insn *in, const x64_targets *t) 
     x64_put_bytes(w, in->bytes, in->len - 1u); /* prefixes and opcode, rel8 dropped */
     x64_put_u8(w, 2);
     x64_put_bytes(w, "\xeb\x05", 2);
-    put_jmp(w, in->target, t);
+    put_jmp(w, in->target, t, true);
     return;
   case X64_FLOW_CALL: { /* E8 rel32: recursion to our own entry, others where redirected */
     long l = t->label_of(t->ctx, in->target);

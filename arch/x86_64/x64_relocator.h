@@ -1,9 +1,10 @@
 /* x64_relocator.h — rewrites one x86-64 instruction to run at a new address.
  *
- * Everything is copied as is except the rewrite paths: direct jmp/jcc (relaxed
- * to rel32), jrcxz/loop (rel8 only: hopped over by a short jmp to a jmp rel32),
- * call rel32 (to the original target), RIP-relative operands (disp32 patched
- * to name the same absolute address) and a jump table's reference (patched to
+ * Everything is copied as is except the rewrite paths: direct jmp/jcc (rel32,
+ * or rel8 to a label where the writer's relaxation says it reaches),
+ * jrcxz/loop (rel8 only: hopped over by a short jmp to a jmp rel32), call
+ * rel32 (to the original target), RIP-relative operands (disp32 patched to
+ * name the same absolute address) and a jump table's reference (patched to
  * name the copy's table).  The size written never depends on the address. */
 #ifndef X64_RELOCATOR_H
 #define X64_RELOCATOR_H
@@ -26,7 +27,7 @@ typedef struct x64_targets {
 void x64_relocate_insn(x64_writer *w, const x64_insn *in, const x64_targets *t);
 
 /* Writes the direct jmp/jcc/jrcxz/loop IN with its target replaced by LABEL
- * (an edge probe's stub), in the same shape and size as x64_relocate_insn. */
+ * (an edge probe's stub), in the same shape as x64_relocate_insn. */
 void x64_relocate_branch_label(x64_writer *w, const x64_insn *in, size_t label);
 
 /* Writes IN, whose disp32 names a jump table, so that it names TABLE_LABEL:

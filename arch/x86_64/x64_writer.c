@@ -51,6 +51,25 @@ void x64_put_align(x64_writer *w, size_t to, uint8_t fill) {
   while (w->offset % to) x64_put_u8(w, fill);
 }
 
+void x64_put_nops(x64_writer *w, size_t to) {
+  static const uint8_t nops[9][9] = { /* the multi-byte nops of the Intel and AMD manuals */
+      {0x90},
+      {0x66, 0x90},
+      {0x0f, 0x1f, 0x00},
+      {0x0f, 0x1f, 0x40, 0x00},
+      {0x0f, 0x1f, 0x44, 0x00, 0x00},
+      {0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00},
+      {0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00},
+      {0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+      {0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00},
+  };
+  for (size_t n = (to - w->offset % to) % to; n > 0;) {
+    size_t k = n > 9 ? 9 : n;
+    x64_put_bytes(w, nops[k - 1], k);
+    n -= k;
+  }
+}
+
 void x64_put_ud2(x64_writer *w) { x64_put_bytes(w, "\x0f\x0b", 2); }
 
 void x64_put_label(x64_writer *w, size_t label) {
@@ -63,7 +82,7 @@ void x64_put_label(x64_writer *w, size_t label) {
 }
 
 static void add_fixup(x64_writer *w, x64_fixup_kind kind, size_t at, size_t end, size_t label,
-                      size_t base) {
+                      size_t base, long branch, size_t start) {
   if (w->nfixups == w->capfixups) {
     size_t cap = w->capfixups ? 2 * w->capfixups : 32;
     x64_fixup *f = realloc(w->fixups, cap * sizeof *f);
@@ -74,7 +93,7 @@ static void add_fixup(x64_writer *w, x64_fixup_kind kind, size_t at, size_t end,
     w->fixups = f;
     w->capfixups = cap;
   }
-  w->fixups[w->nfixups++] = (x64_fixup){kind, at, end, label, base};
+  w->fixups[w->nfixups++] = (x64_fixup){kind, at, end, label, base, branch, start};
 }
 
 /* Writes a rel32 field at AT (already reserved) naming TARGET from END. */
@@ -90,7 +109,7 @@ static void patch_rel32_address(x64_writer *w, size_t at, size_t end, uint64_t t
 }
 
 static void put_rel32_label(x64_writer *w, size_t label) {
-  add_fixup(w, X64_FIXUP_REL32, w->offset, w->offset + 4, label, 0);
+  add_fixup(w, X64_FIXUP_REL32, w->offset, w->offset + 4, label, 0, -1, 0);
   put_le(w, 0, 4);
 }
 
@@ -105,15 +124,34 @@ void x64_put_jmp_rel32_label(x64_writer *w, size_t label) {
   put_rel32_label(w, label);
 }
 
+/* A label branch whose long form is OP (1 or 2 bytes) rel32 and short form
+ * SHORT_OP rel8. */
+static void put_branch_label(x64_writer *w, const uint8_t *op, size_t nop, uint8_t short_op, size_t label) {
+  size_t k = w->nbranches++, start = w->offset;
+  if (w->shorts && (w->shorts[k / 8] >> (k % 8)) & 1) {
+    x64_put_u8(w, short_op);
+    add_fixup(w, X64_FIXUP_REL8, w->offset, w->offset + 1, label, 0, (long)k, start);
+    put_le(w, 0, 1);
+    return;
+  }
+  x64_put_bytes(w, op, nop);
+  add_fixup(w, X64_FIXUP_REL32, w->offset, w->offset + 4, label, 0, (long)k, start);
+  put_le(w, 0, 4);
+}
+
+void x64_put_jmp_label(x64_writer *w, size_t label) {
+  static const uint8_t jmp[1] = {/*jmp rel32=*/0xe9};
+  put_branch_label(w, jmp, sizeof jmp, /*jmp rel8=*/0xeb, label);
+}
+
+void x64_put_jcc_label(x64_writer *w, uint8_t cc, size_t label) {
+  const uint8_t jcc[2] = {0x0f, (uint8_t)(/*jcc rel32=*/0x80 | (cc & 0x0f))};
+  put_branch_label(w, jcc, sizeof jcc, (uint8_t)(/*jcc rel8=*/0x70 | (cc & 0x0f)), label);
+}
+
 void x64_put_jmp_rel32_address(x64_writer *w, uint64_t target) {
   x64_put_u8(w, /*jmp rel32=*/0xe9);
   put_rel32_address(w, target);
-}
-
-void x64_put_jcc_rel32_label(x64_writer *w, uint8_t cc, size_t label) {
-  x64_put_u8(w, 0x0f);
-  x64_put_u8(w, (uint8_t)(/*jcc rel32=*/0x80 | (cc & 0x0f)));
-  put_rel32_label(w, label);
 }
 
 void x64_put_jcc_rel32_address(x64_writer *w, uint8_t cc, uint64_t target) {
@@ -185,23 +223,23 @@ void x64_put_insn_rip_label(x64_writer *w, const uint8_t *insn, size_t len, size
                             size_t label) {
   size_t start = w->offset;
   x64_put_bytes(w, insn, len);
-  add_fixup(w, X64_FIXUP_REL32, start + disp_offset, start + len, label, 0);
+  add_fixup(w, X64_FIXUP_REL32, start + disp_offset, start + len, label, 0, -1, 0);
 }
 
 void x64_put_insn_abs32_label(x64_writer *w, const uint8_t *insn, size_t len, size_t disp_offset,
                               size_t label) {
   size_t start = w->offset;
   x64_put_bytes(w, insn, len);
-  add_fixup(w, X64_FIXUP_ABS32S, start + disp_offset, 0, label, 0);
+  add_fixup(w, X64_FIXUP_ABS32S, start + disp_offset, 0, label, 0, -1, 0);
 }
 
 void x64_put_label_diff32(x64_writer *w, size_t label, size_t base) {
-  add_fixup(w, X64_FIXUP_DIFF32, w->offset, 0, label, base);
+  add_fixup(w, X64_FIXUP_DIFF32, w->offset, 0, label, base, -1, 0);
   put_le(w, 0, 4);
 }
 
 void x64_put_label_abs64(x64_writer *w, size_t label) {
-  add_fixup(w, X64_FIXUP_ABS64, w->offset, 0, label, 0);
+  add_fixup(w, X64_FIXUP_ABS64, w->offset, 0, label, 0, -1, 0);
   put_le(w, 0, 8);
 }
 
@@ -236,17 +274,45 @@ lp_status x64_writer_flush(x64_writer *w) {
     size_t n = 4;
     switch (f->kind) {
     case X64_FIXUP_REL32: v = (int64_t)(addr - (w->pc + f->end)); break;
+    case X64_FIXUP_REL8: v = (int64_t)(addr - (w->pc + f->end)), n = 1; break;
     case X64_FIXUP_ABS32S: v = (int64_t)addr; break;
     case X64_FIXUP_DIFF32: v = w->label_at[f->label] - w->label_at[f->base]; break;
     case X64_FIXUP_ABS64: v = (int64_t)addr; n = 8; break;
     }
-    if (n == 4 && v != (int32_t)v) {
-      fail(w, "label at 0x%" PRIx64 " out of 32-bit reach (fix-up at offset %zu)", addr, f->at);
+    if ((n == 4 && v != (int32_t)v) || (n == 1 && v != (int8_t)v)) {
+      fail(w, "label at 0x%" PRIx64 " out of %zu-bit reach (fix-up at offset %zu)", addr, 8 * n, f->at);
       break;
     }
     for (size_t b = 0; b < n; b++) w->code[f->at + b] = (uint8_t)((uint64_t)v >> (8 * b));
   }
-  w->nfixups = 0;
   if (w->failed) return lp_fail("%s", w->error);
   return LP_OK;
+}
+
+/* Does label branch F's rel8 form reach its label, in this pass's layout? */
+static bool short_reaches(const x64_writer *w, const x64_fixup *f) {
+  int64_t v = w->label_at[f->label] - (int64_t)(f->start + 2); /* EB/7x rel8: two bytes */
+  return w->label_at[f->label] >= 0 && v == (int8_t)v;
+}
+
+lp_status x64_writer_relax(const x64_writer *w, uint8_t **shorts) {
+  *shorts = calloc(w->nbranches / 8 + 1, 1);
+  if (!*shorts) return lp_fail("out of memory");
+  for (size_t i = 0; i < w->nfixups; i++) {
+    const x64_fixup *f = &w->fixups[i];
+    if (f->kind == X64_FIXUP_REL32 && f->branch >= 0 && short_reaches(w, f))
+      (*shorts)[f->branch / 8] |= (uint8_t)(1u << (f->branch % 8));
+  }
+  return LP_OK;
+}
+
+bool x64_writer_unrelax(const x64_writer *w, uint8_t *shorts) {
+  bool cleared = false;
+  for (size_t i = 0; i < w->nfixups; i++) {
+    const x64_fixup *f = &w->fixups[i];
+    if (f->kind != X64_FIXUP_REL8 || short_reaches(w, f)) continue;
+    shorts[f->branch / 8] &= (uint8_t)~(1u << (f->branch % 8));
+    cleared = true;
+  }
+  return cleared;
 }

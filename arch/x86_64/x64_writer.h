@@ -6,7 +6,16 @@
  * placed with x64_put_label; references to them are fixed up in
  * x64_writer_flush, which reports a label never placed or a value out of
  * range.  References to absolute addresses are computed at once (and checked
- * for reach) when a buffer is present. */
+ * for reach) when a buffer is present.
+ *
+ * Branch relaxation: jmp and jcc to a label are written with rel32, unless
+ * SHORTS (a bitmap over the label branches of a pass, in the order they are
+ * written) says rel8.  x64_writer_relax reads a pass written all rel32 and
+ * marks the branches a rel8 reaches; written short, they bring others nearer,
+ * but alignment padding may grow, so the next pass is checked
+ * (x64_writer_unrelax) and written again until every rel8 reaches.  The
+ * rel32 forms cost ~12 % of a dispatch loop's time on Zen 4
+ * (docs/PERFORMANCE.md). */
 #ifndef X64_WRITER_H
 #define X64_WRITER_H
 
@@ -18,6 +27,7 @@
 
 typedef enum x64_fixup_kind {
   X64_FIXUP_REL32,  /* int32 = label - (pc + end) */
+  X64_FIXUP_REL8,   /* int8 = label - (pc + end) */
   X64_FIXUP_ABS32S, /* int32 = absolute address of label (sign-extended use) */
   X64_FIXUP_DIFF32, /* int32 = label - base label */
   X64_FIXUP_ABS64,  /* uint64 = absolute address of label */
@@ -28,6 +38,8 @@ typedef struct x64_fixup {
   size_t at;     /* offset of the field */
   size_t end;    /* X64_FIXUP_REL32: offset the displacement is relative to */
   size_t label, base;
+  long branch;   /* a label branch written rel32: its number in the pass, else -1 */
+  size_t start;  /* … and the offset of its first byte */
 } x64_fixup;
 
 typedef struct x64_writer {
@@ -38,6 +50,8 @@ typedef struct x64_writer {
   int64_t *label_at; /* offset of each label, -1 = not placed */
   x64_fixup *fixups;
   size_t nfixups, capfixups;
+  const uint8_t *shorts; /* bit k: label branch k is written rel8; NULL: none */
+  size_t nbranches;      /* label branches written so far */
   bool failed;      /* first failure kept in error */
   char error[200];
 } x64_writer;
@@ -47,16 +61,25 @@ void x64_writer_clear(x64_writer *w);
 /* Resolves label references; fails on an earlier error, an unplaced label or a
  * value out of range. */
 lp_status x64_writer_flush(x64_writer *w);
+/* After a pass written without SHORTS, flushed: *SHORTS (malloc'd) marks
+ * the label branches whose rel8 form reaches their label. */
+lp_status x64_writer_relax(const x64_writer *w, uint8_t **shorts);
+/* After a pass written with SHORTS, flushed: clears the bits of the rel8
+ * branches that do not reach their label; true when it cleared any (the pass
+ * must be written again). */
+bool x64_writer_unrelax(const x64_writer *w, uint8_t *shorts);
 
 void x64_put_label(x64_writer *w, size_t label);
 void x64_put_bytes(x64_writer *w, const void *bytes, size_t n);
 void x64_put_u8(x64_writer *w, uint8_t v);
 void x64_put_align(x64_writer *w, size_t to, uint8_t fill); /* relative to code[0] */
+void x64_put_nops(x64_writer *w, size_t to);                 /* the same with executable nops */
 void x64_put_ud2(x64_writer *w);
 
-void x64_put_jmp_rel32_label(x64_writer *w, size_t label);        /* E9 rel32 */
+void x64_put_jmp_label(x64_writer *w, size_t label);              /* E9 rel32 or EB rel8 */
+void x64_put_jmp_rel32_label(x64_writer *w, size_t label);        /* E9 rel32 always */
 void x64_put_jmp_rel32_address(x64_writer *w, uint64_t target);
-void x64_put_jcc_rel32_label(x64_writer *w, uint8_t cc, size_t label); /* 0F 8cc rel32 */
+void x64_put_jcc_label(x64_writer *w, uint8_t cc, size_t label);  /* 0F 8cc rel32 or 7cc rel8 */
 void x64_put_jcc_rel32_address(x64_writer *w, uint8_t cc, uint64_t target);
 void x64_put_call_rel32_address(x64_writer *w, uint64_t target);  /* E8 rel32 */
 void x64_put_call_rel32_label(x64_writer *w, size_t label);

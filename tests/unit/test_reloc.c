@@ -60,9 +60,18 @@ static void dump(const char *what, const uint8_t *b, size_t n) {
   printf("\n");
 }
 
+/* Is OFF the offset in P's copy of an instruction of [LO, HI)? */
+static bool copies_insn(const reloc_plan *p, uint64_t lo, uint64_t hi, int64_t off) {
+  for (uint64_t a = lo; a < hi; a++)
+    if (reloc_copy_offset(p, a) == off) return true;
+  return false;
+}
+
 /* From A in the copy, steps over probe code (counter updates, saves)
- * and follows the jmps of edge stubs: where control ends up. */
-static uint64_t follow(const uint8_t *out, uint64_t dest, size_t size, uint64_t a) {
+ * and follows the jmps of edge stubs and broken fall-throughs (a jmp that
+ * is not the copy of one of [LO, HI)): where control ends up. */
+static uint64_t follow(const reloc_plan *p, uint64_t lo, uint64_t hi, const uint8_t *out, uint64_t dest,
+                       size_t size, uint64_t a) {
   for (int steps = 0; steps < 16 && a >= dest && a < dest + size; steps++) {
     x64_insn i;
     if (!decode(out + (a - dest), dest + size - a, a, &i)) return a;
@@ -77,7 +86,7 @@ static uint64_t follow(const uint8_t *out, uint64_t dest, size_t size, uint64_t 
                   (rax || (i.op[1].type == X64_OP_REG && i.op[1].reg == ZYDIS_REGISTER_RAX))) ||
                  (i.mnemonic == ZYDIS_MNEMONIC_LEA && rax && i.op[1].base == ZYDIS_REGISTER_RAX &&
                   i.op[1].disp == 1);
-    if (i.flow == X64_FLOW_JMP && i.len == 5)
+    if (i.flow == X64_FLOW_JMP && !copies_insn(p, lo, hi, (int64_t)(a - dest)))
       a = i.target; /* a stub's way on (or a broken fall-through) */
     else if (probe)
       a += i.len;
@@ -105,7 +114,7 @@ static void oracle(const char *name, const fn_case *c, const reloc_plan *p, cons
       int64_t t = reloc_copy_offset(p, o.target);
       want = t >= 0 ? dest + (uint64_t)t : o.target;
     }
-    uint64_t reach = follow(out, dest, copy_size, n.target);
+    uint64_t reach = follow(p, d.lo, d.hi, out, dest, copy_size, n.target);
     switch (o.flow) {
     case X64_FLOW_JMP:
     case X64_FLOW_JCC:
@@ -117,7 +126,7 @@ static void oracle(const char *name, const fn_case *c, const reloc_plan *p, cons
       size_t at = (size_t)off + n.len + 2;
       bool ok = n.mnemonic == o.mnemonic && n.target == dest + at &&
                 decode(out + at, 5, dest + at, &j) && j.flow == X64_FLOW_JMP &&
-                follow(out, dest, copy_size, j.target) == want;
+                follow(p, d.lo, d.hi, out, dest, copy_size, j.target) == want;
       CHECK(ok, "short branch at 0x%" PRIx64 " not rewritten to reach 0x%" PRIx64, a, want);
       break;
     }
@@ -299,12 +308,12 @@ static void test_jcc_rel8(void) {
       0xc3,                         /* c: ret */
   };
   static const uint8_t want[] = {
-      0x85, 0xff,                         /* test edi, edi */
-      0x0f, 0x84, 0x03, 0x00, 0x00, 0x00, /* je +3 (rel32) */
-      0x31, 0xc0,                         /* xor eax, eax */
-      0xc3,                               /* ret */
-      0xb8, 0x01, 0x00, 0x00, 0x00,       /* mov eax, 1 */
-      0xc3,                               /* ret */
+      0x85, 0xff,                   /* 00: test edi,edi */
+      0x74, 0x03,                   /* 02: je copy of 7 (rel8 reaches) */
+      0x31, 0xc0,                   /* 04: xor eax,eax */
+      0xc3,                         /* 06: ret */
+      0xb8, 0x01, 0x00, 0x00, 0x00, /* 07: mov eax,0x1 */
+      0xc3,                         /* 0c: ret */
   };
   const char *name = "jcc rel8";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -315,7 +324,7 @@ static void test_jcc_rel8(void) {
   CHECK(info.entry_insn_bytes == 6, "entry_insn_bytes %zu", info.entry_insn_bytes);
   uint8_t *out;
   reloc_plan *p = run(&c, NULL, DEST, want, sizeof want, &info, &out);
-  CHECK(p && reloc_copy_offset(p, SRC + 7) == 11 && reloc_copy_offset(p, SRC + 1) == -1 &&
+  CHECK(p && reloc_copy_offset(p, SRC + 7) == 7 && reloc_copy_offset(p, SRC + 1) == -1 &&
             reloc_copy_offset(p, SRC + 0x100) == -1,
         "reloc_copy_offset");
   reloc_plan_free(p);
@@ -331,11 +340,11 @@ static void test_loop_back_edge(void) {
       0xc3,       /* 8: ret */
   };
   static const uint8_t want[] = {
-      0x31, 0xc0,                         /* xor eax, eax */
-      0x01, 0xf8,                         /* add eax, edi */
-      0xff, 0xcf,                         /* dec edi */
-      0x0f, 0x85, 0xf6, 0xff, 0xff, 0xff, /* jne -10 */
-      0xc3,                               /* ret */
+      0x31, 0xc0, /* 00: xor eax,eax */
+      0x01, 0xf8, /* 02: add eax,edi */
+      0xff, 0xcf, /* 04: dec edi */
+      0x75, 0xfa, /* 06: jne copy of 2 */
+      0xc3,       /* 08: ret */
   };
   const char *name = "loop back-edge";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -407,11 +416,11 @@ static void test_recursion(void) {
       0xc3,                         /* b: ret */
   };
   static const uint8_t want[] = {
-      0x85, 0xff,                         /* test edi, edi */
-      0x0f, 0x84, 0x07, 0x00, 0x00, 0x00, /* je copy of b */
-      0xff, 0xcf,                         /* dec edi */
-      0xe8, 0xf1, 0xff, 0xff, 0xff,       /* call the copy's entry */
-      0xc3,                               /* ret */
+      0x85, 0xff,                   /* 00: test edi,edi */
+      0x74, 0x07,                   /* 02: je copy of b */
+      0xff, 0xcf,                   /* 04: dec edi */
+      0xe8, 0xf5, 0xff, 0xff, 0xff, /* 06: call the copy's entry */
+      0xc3,                         /* 0b: ret */
   };
   const char *name = "recursion";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -481,15 +490,15 @@ static void test_entry_counter_loop_to_entry(void) {
       0xc3,             /* 7: ret */
   };
   static const uint8_t want[] = {
-      0x48, 0xff, 0x05, 0xf9, 0x4f, 0x00, 0xf0, /* inc qword [rip→COUNTER] */
-      0x67, 0xe3, 0x02,                         /* jecxz +2 */
-      0xeb, 0x05,                               /* jmp short +5 */
-      0xe9, 0x0e, 0x00, 0x00, 0x00,             /* jmp copy of ret */
-      0xe2, 0x02,                               /* loop +2 */
-      0xeb, 0x05,                               /* jmp short +5 */
-      0xe9, 0xed, 0xff, 0xff, 0xff,             /* jmp 7: a jump to the entry is no call */
-      0xe9, 0xe8, 0xff, 0xff, 0xff,             /* jmp 7: past the entry counter */
-      0xc3,                                     /* ret */
+      0x48, 0xff, 0x05, 0xf9, 0x4f, 0x00, 0xf0, /* 00: inc qword [rip→COUNTER] */
+      0x67, 0xe3, 0x02,                         /* 07: jecxz +2 */
+      0xeb, 0x05,                               /* 0a: jmp short +5 */
+      0xe9, 0x0b, 0x00, 0x00, 0x00,             /* 0c: jmp copy of ret (rel32: hopped over) */
+      0xe2, 0x02,                               /* 11: loop +2 */
+      0xeb, 0x05,                               /* 13: jmp short +5 */
+      0xe9, 0xed, 0xff, 0xff, 0xff,             /* 15: jmp 07: a jump to the entry is no call */
+      0xeb, 0xeb,                               /* 1a: jmp 07: past the entry counter */
+      0xc3,                                     /* 1c: ret */
   };
   const char *name = "entry counter, loops to the entry";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -527,12 +536,15 @@ static void test_entry_not_lowest(void) {
       0xc3,       /* 8: ret */
   };
   static const uint8_t want[] = {
-      0x85, 0xff,                         /* test edi, edi */
-      0x0f, 0x84, 0x01, 0x00, 0x00, 0x00, /* je copy of 0 */
-      0xc3,                               /* ret */
-      0x31, 0xc0,                         /* xor eax, eax */
-      0xff, 0xc0,                         /* inc eax */
-      0xe9, 0xee, 0xff, 0xff, 0xff,       /* jmp entry (fall-through gap) */
+      0x85, 0xff,                   /* 00: test edi, edi */
+      0x74, 0x0c,                   /* 02: je copy of 0 */
+      0xc3,                         /* 04: ret */
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc, /* 05: padding: 0 is 16-aligned with nothing */
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc, /*     before it, so is its copy */
+      0xcc,                         /* 0f */
+      0x31, 0xc0,                   /* 10: xor eax, eax */
+      0xff, 0xc0,                   /* 12: inc eax */
+      0xeb, 0xea,                   /* 14: jmp entry (fall-through gap) */
   };
   const char *name = "entry not lowest, fall-through gap";
   fn_case c = CASE(name, in, sizeof in, 4);
@@ -550,11 +562,11 @@ static void test_fall_off_end(void) {
       0x90,       /* 5: nop   falls through to hi */
   };
   static const uint8_t want[] = {
-      0x85, 0xff,                         /* test edi, edi */
-      0x0f, 0x85, 0x01, 0x00, 0x00, 0x00, /* jne copy of 5 */
-      0xc3,                               /* ret */
-      0x90,                               /* nop */
-      0xe9, 0xf7, 0xff, 0xff, 0xef,       /* jmp SRC+6 (original) */
+      0x85, 0xff,                   /* 00: test edi,edi */
+      0x75, 0x01,                   /* 02: jne copy of 5 */
+      0xc3,                         /* 04: ret */
+      0x90,                         /* 05: nop */
+      0xe9, 0xfb, 0xff, 0xff, 0xef, /* 06: jmp SRC+6 (original) */
   };
   const char *name = "fall off the end";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -571,11 +583,11 @@ static void test_noreturn_call(void) {
       0xff, 0xff,                   /* a: (not code) */
   };
   static const uint8_t want[] = {
-      0x85, 0xff,                         /* test edi, edi */
-      0x0f, 0x84, 0x01, 0x00, 0x00, 0x00, /* je copy of 5 */
-      0xc3,                               /* ret */
-      0xe8, 0xf2, 0x0f, 0x00, 0xf0,       /* call SRC+0x1000 */
-      0x0f, 0x0b,                         /* ud2 */
+      0x85, 0xff,                   /* 00: test edi,edi */
+      0x74, 0x01,                   /* 02: je copy of 5 */
+      0xc3,                         /* 04: ret */
+      0xe8, 0xf6, 0x0f, 0x00, 0xf0, /* 05: call SRC+0x1000 */
+      0x0f, 0x0b,                   /* 0a: ud2 */
   };
   const char *name = "noreturn call";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -638,6 +650,118 @@ static void test_writer_shapes(void) {
   x64_writer_clear(&w);
 }
 
+/* A loop head the compiler aligned (nops before it, at a 16-byte boundary)
+ * is aligned in the copy too: the entry counter moves it, nops are added
+ * where the block before runs into it.  The back edge reaches with rel8. */
+static void test_loop_head_aligned(void) {
+  static const uint8_t in[] = {
+      0x31, 0xc0,                                     /* 00: xor eax, eax */
+      0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00, /* 02: nop (8) */
+      0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00,             /* 0a: nop (6) */
+      0x01, 0xf8,                                     /* 10: add eax, edi   loop head */
+      0xff, 0xcf,                                     /* 12: dec edi */
+      0x75, 0xfa,                                     /* 14: jne 10 */
+      0xc3,                                           /* 16: ret */
+  };
+  static const uint8_t want[] = {
+      INC(0x00, 0),                                         /* 00: entry */
+      0x31, 0xc0,                                           /* 07: xor eax, eax */
+      0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00,       /* 09: nop (8), copied */
+      0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00,                   /* 11: nop (6), copied */
+      0x66, 0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00, /* 17: nop (9): to 16 */
+      0x01, 0xf8,                                           /* 20: add eax, edi */
+      0xff, 0xcf,                                           /* 22: dec edi */
+      0x75, 0xfa,                                           /* 24: jne 20 */
+      0xc3,                                                 /* 26: ret */
+  };
+  const char *name = "loop head aligned";
+  fn_case c = CASE(name, in, sizeof in, 0);
+  reloc_probes probes = {.entry = true};
+  reloc_info info;
+  expect_case(&c, &probes, want, sizeof want, &info);
+}
+
+/* A forward jcc over 130 bytes stays rel32; one over 5 is written rel8. */
+static void test_branch_out_of_rel8(void) {
+  uint8_t in[2 + 2 + 6 + 130 + 1];
+  size_t n = 0;
+  in[n++] = 0x85, in[n++] = 0xff;                /* 00: test edi, edi */
+  in[n++] = 0x74, in[n++] = 0x00;                /* 02: je 04 (fills in below) */
+  in[n++] = 0x0f, in[n++] = 0x85;                /* 04: jne 8c */
+  int32_t rel = 130;
+  memcpy(in + n, &rel, 4), n += 4;
+  for (int k = 0; k < 26; k++) {                 /* 0a: mov eax, k  (26 x 5 bytes) */
+    in[n++] = 0xb8;
+    memset(in + n, k, 4), n += 4;
+  }
+  in[n++] = 0xc3;                                /* 8c: ret */
+  in[3] = 0x00;
+  const char *name = "branch out of rel8 reach";
+  fn_case c = {name, in, sizeof in, sizeof in, 0, 0};
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+  CHECK(p && out && out[2] == 0x74 && out[4] == 0x0f && out[5] == 0x85 && info.copy_size == sizeof in,
+        "je %02x, jne %02x %02x, %zu bytes", out ? out[2] : 0, out ? out[4] : 0, out ? out[5] : 0, info.copy_size);
+  reloc_plan_free(p);
+  free(out);
+}
+
+/* Random functions: blocks of mov fillers, some aligned by nops as a
+ * compiler does, ending in a jcc or jmp rel32 to a random block or falling
+ * through, under entry and block counters (probes move the code around).
+ * Every copy must be made (each rel8 written reaches: alignment padding may
+ * grow as branches shrink, and the layout must see it) and the oracle in
+ * run() must find each branch going where the original's went. */
+static void test_relaxation_random(void) {
+  const char *name = "relaxation, random functions";
+  uint64_t seed = 0x2545f4914f6cdd1du;
+#define NEXT() (seed = seed * 6364136223846793005u + 1442695040888963407u, (uint32_t)(seed >> 33))
+  size_t made = 0, shortened = 0;
+  for (int round = 0; round < 300; round++) {
+    enum { MAXB = 24 };
+    uint8_t code[4096];
+    size_t start[MAXB], nb = 4 + NEXT() % (MAXB - 4), n = 0;
+    size_t at_branch[MAXB];
+    int kind[MAXB], target[MAXB];
+    for (size_t b = 0; b < nb; b++) {
+      if (b && NEXT() % 3 == 0)
+        while (n % 16) code[n++] = 0x90; /* padding nops, as the compiler aligns */
+      start[b] = n;
+      for (uint32_t k = NEXT() % 12; k > 0; k--) {
+        code[n++] = 0xb8;
+        uint32_t v = NEXT();
+        memcpy(code + n, &v, 4), n += 4;
+      }
+      kind[b] = b + 1 == nb ? 3 : (int)(NEXT() % 4); /* 0, 1: jcc; 2: jmp; 3 on the last: ret */
+      target[b] = (int)(NEXT() % nb);
+      at_branch[b] = n;
+      if (kind[b] < 2) code[n++] = 0x0f, code[n++] = (uint8_t)(0x80 | (NEXT() % 16)), n += 4;
+      else if (kind[b] == 2) code[n++] = 0xe9, n += 4;
+      else code[n++] = 0xc3;
+    }
+    for (size_t b = 0; b < nb; b++) {
+      if (kind[b] == 3) continue;
+      size_t end = at_branch[b] + (kind[b] < 2 ? 6 : 5);
+      int32_t rel = (int32_t)start[target[b]] - (int32_t)end;
+      memcpy(code + end - 4, &rel, 4);
+    }
+    fn_case c = {name, code, n, n, 0, 0};
+    reloc_probes probes = {.entry = true, .blocks = NEXT() % 2 ? RELOC_BLOCKS_COUNT : RELOC_BLOCKS_COVER};
+    reloc_info info;
+    uint8_t *out;
+    size_t before = (size_t)failures;
+    reloc_plan *p = run(&c, &probes, DEST, NULL, 0, &info, &out);
+    if (p && out && (size_t)failures == before) made++;
+    for (size_t k = 0; p && out && k + 1 < info.copy_size; k++) /* rel8 jcc or jmp somewhere */
+      shortened += (out[k] & 0xf0) == 0x70 || out[k] == 0xeb;
+    reloc_plan_free(p);
+    free(out);
+  }
+#undef NEXT
+  CHECK(made == 300 && shortened > 0, "%zu of 300 made", made);
+}
+
 static void test_blocks_cover(void) {
   static const uint8_t in[] = {
       0x85, 0xff,                   /* 0: test edi, edi */
@@ -649,13 +773,13 @@ static void test_blocks_cover(void) {
   };
   static const uint8_t want[] = {
       0x85, 0xff,                         /* 00: test edi, edi (block 0: no probe, both ways */
-      0x0f, 0x84, 0x0a, 0x00, 0x00, 0x00, /* 02: je block 2     out go to blocks it dominates) */
-      COVER(0x08, 1),                     /* 08: block 1 */
-      0x31, 0xc0,                         /* 0f: xor eax, eax */
-      0xc3,                               /* 11: ret */
-      COVER(0x12, 2),                     /* 12: block 2 */
-      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 19: mov eax, 1 */
-      0xc3,                               /* 1e: ret */
+      0x74, 0x0a,                         /* 02: je block 2     out go to blocks it dominates) */
+      COVER(0x04, 1),                     /* 04: block 1 */
+      0x31, 0xc0,                         /* 0b: xor eax, eax */
+      0xc3,                               /* 0d: ret */
+      COVER(0x0e, 2),                     /* 0e: block 2 */
+      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 15: mov eax, 1 */
+      0xc3,                               /* 1a: ret */
   };
   const char *name = "blocks cover";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -669,7 +793,7 @@ static void test_blocks_cover(void) {
   reloc_function_desc d = desc(&c);
   reloc_plan *p;
   if (reloc_plan_function(&d, &probes, &p, &info) == LP_OK) {
-    const int64_t want_off[3] = {-1, 0x08, 0x12};
+    const int64_t want_off[3] = {-1, 0x04, 0x0e};
     const reloc_block *blocks = reloc_blocks(p);
     for (size_t b = 0; b < 3; b++) {
       CHECK(reloc_cover_probe_offset(p, b) == want_off[b], "block %zu probe at %" PRId64, b,
@@ -691,13 +815,13 @@ static void test_blocks_cover(void) {
   static const uint8_t want_entry[] = {
       COVER(0x00, 0),                     /* 00: entry, and so block 0 */
       0x85, 0xff,                         /* 07: test edi, edi */
-      0x0f, 0x84, 0x0a, 0x00, 0x00, 0x00, /* 09: je block 2 */
-      COVER(0x0f, 2),                     /* 0f: block 1 */
-      0x31, 0xc0,                         /* 16: xor eax, eax */
-      0xc3,                               /* 18: ret */
-      COVER(0x19, 3),                     /* 19: block 2 */
-      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 20: mov eax, 1 */
-      0xc3,                               /* 25: ret */
+      0x74, 0x0a,                         /* 09: je block 2 */
+      COVER(0x0b, 2),                     /* 0b: block 1 */
+      0x31, 0xc0,                         /* 12: xor eax, eax */
+      0xc3,                               /* 14: ret */
+      COVER(0x15, 3),                     /* 15: block 2 */
+      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 1c: mov eax, 1 */
+      0xc3,                               /* 21: ret */
   };
   reloc_probes marked = {.entry = true, .entry_cover = true, .blocks = RELOC_BLOCKS_COVER};
   expect_case(&c, &marked, want_entry, sizeof want_entry, &info);
@@ -718,12 +842,12 @@ static void test_blocks_cover(void) {
    * probes left out, block 2's kept on its slot */
   static const uint8_t want_second[] = {
       0x85, 0xff,                         /* 00: test edi, edi */
-      0x0f, 0x84, 0x03, 0x00, 0x00, 0x00, /* 02: je block 2 */
-      0x31, 0xc0,                         /* 08: xor eax, eax */
-      0xc3,                               /* 0a: ret */
-      COVER(0x0b, 3),                     /* 0b: block 2 */
-      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 12: mov eax, 1 */
-      0xc3,                               /* 17: ret */
+      0x74, 0x03,                         /* 02: je block 2 */
+      0x31, 0xc0,                         /* 04: xor eax, eax */
+      0xc3,                               /* 06: ret */
+      COVER(0x07, 3),                     /* 07: block 2 */
+      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 0e: mov eax, 1 */
+      0xc3,                               /* 13: ret */
   };
   static const uint8_t ran[] = {1, 1, 0};
   reloc_probes second = marked;
@@ -737,7 +861,7 @@ static void test_blocks_cover(void) {
     CHECK(reloc_plan_cover_again(p, ran, 3, &info) == LP_OK && info.copy_size == sizeof want_second &&
               reloc_emit(p, DEST, again, COUNTER, NULL, NULL) == LP_OK &&
               !memcmp(again, want_second, sizeof want_second) && reloc_entry_probe_offset(p) == -1 &&
-              reloc_cover_probe_offset(p, 2) == 0x0b && reloc_cover_probe_offset(p, 1) == -1,
+              reloc_cover_probe_offset(p, 2) == 0x07 && reloc_cover_probe_offset(p, 1) == -1,
           "measured again: %zu bytes", info.copy_size);
     reloc_plan_free(p);
   }
@@ -761,17 +885,17 @@ static void test_blocks_count_liveness(void) {
       INC(0x00, 0),                       /* 00: entry */
       INC(0x07, 1),                       /* 07: block 0: cmp sets the flags, dead */
       0x83, 0xff, 0x05,                   /* 0e: cmp edi, 5 */
-      0x0f, 0x8c, 0x31, 0x00, 0x00, 0x00, /* 11: jl block 3 */
-      KEEP,                               /* 17: block 1: je reads ZF, rax saved */
-      ADD(0x1d, 2),                       /* 1d: its counter through rax */
-      UNKEEP,                             /* 2f */
-      0x0f, 0x84, 0x0a, 0x00, 0x00, 0x00, /* 38: je block 3 */
-      INC(0x3e, 3),                       /* 3e: block 2 */
-      0x31, 0xc0,                         /* 45: xor eax, eax */
-      0xc3,                               /* 47: ret */
-      INC(0x48, 4),                       /* 48: block 3 */
-      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 4f: mov eax, 1 */
-      0xc3,                               /* 54: ret */
+      0x7c, 0x2d,                         /* 11: jl block 3 */
+      KEEP,                               /* 13: block 1: je reads ZF, rax saved */
+      ADD(0x19, 2),                       /* 19: its counter through rax */
+      UNKEEP,                             /* 2b */
+      0x74, 0x0a,                         /* 34: je block 3 */
+      INC(0x36, 3),                       /* 36: block 2 */
+      0x31, 0xc0,                         /* 3d: xor eax, eax */
+      0xc3,                               /* 3f: ret */
+      INC(0x40, 4),                       /* 40: block 3 */
+      0xb8, 0x01, 0x00, 0x00, 0x00,       /* 47: mov eax, 1 */
+      0xc3,                               /* 4c: ret */
   };
   const char *name = "blocks count, flags liveness";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -792,14 +916,14 @@ static void test_blocks_count_liveness(void) {
   static const uint8_t want2[] = {
       LOCK_INC(0x00, 0),                  /* 00: block 0 */
       0x39, 0xf7,                         /* 08: cmp edi, esi */
-      0x0f, 0x82, 0x09, 0x00, 0x00, 0x00, /* 0a: jb block 2 */
-      LOCK_INC(0x10, 1),                  /* 10: block 1: ret, dead */
-      0xc3,                               /* 18: ret */
-      SAVE,                               /* 19: block 2: sbb reads CF */
-      LOCK_INC(0x1f, 2),                  /* 1f */
-      RESTORE,                            /* 27 */
-      0x19, 0xc0,                         /* 30: sbb eax, eax */
-      0xc3,                               /* 32: ret */
+      0x72, 0x09,                         /* 0a: jb block 2 */
+      LOCK_INC(0x0c, 1),                  /* 0c: block 1: ret, dead */
+      0xc3,                               /* 14: ret */
+      SAVE,                               /* 15: block 2: sbb reads CF */
+      LOCK_INC(0x1b, 2),                  /* 1b */
+      RESTORE,                            /* 23 */
+      0x19, 0xc0,                         /* 2c: sbb eax, eax */
+      0xc3,                               /* 2e: ret */
   };
   fn_case c2 = CASE("blocks count, atomic, sbb", in2, sizeof in2, 0);
   name = c2.name;
@@ -826,14 +950,14 @@ static void test_edges_fall_taken_return(void) {
   static const uint8_t want[] = {
       0x31, 0xc0,                         /* 00: xor eax, eax */
       0xff, 0xcf,                         /* 02: dec edi */
-      0x0f, 0x88, 0x0e, 0x00, 0x00, 0x00, /* 04: js stub 1->3 */
-      0x0f, 0x85, 0x14, 0x00, 0x00, 0x00, /* 0a: jne stub 2->1 */
-      INC(0x10, 1),                       /* 10: edge 2->3 (the fall) */
-      0xc3,                               /* 17: ret, block 3 */
-      INC(0x18, 0),                       /* 18: stub of edge 1->3 (taken) */
-      0xe9, 0xf3, 0xff, 0xff, 0xff,       /* 1f: jmp block 3 */
-      INC(0x24, 2),                       /* 24: stub of edge 2->1 (the back edge) */
-      0xe9, 0xd2, 0xff, 0xff, 0xff,       /* 2b: jmp block 1 */
+      0x78, 0x0a,                         /* 04: js stub 1->3 */
+      0x75, 0x11,                         /* 06: jne stub 2->1 */
+      INC(0x08, 1),                       /* 08: edge 2->3 (the fall) */
+      0xc3,                               /* 0f: ret, block 3 */
+      INC(0x10, 0),                       /* 10: stub of edge 1->3 (taken) */
+      0xeb, 0xf6,                         /* 17: jmp block 3 */
+      INC(0x19, 2),                       /* 19: stub of edge 2->1 (the back edge) */
+      0xeb, 0xe0,                         /* 20: jmp block 1 */
   };
   const char *name = "edges: fall, taken, return";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -973,13 +1097,13 @@ static void test_edges_counted_at_target(void) {
   static const uint8_t want[] = {
       0x31, 0xc0,                         /* 00: xor eax, eax */
       0xff, 0xcf,                         /* 02: dec edi */
-      0x0f, 0x88, 0x0a, 0x00, 0x00, 0x00, /* 04: js block 3 */
-      0xff, 0xc0,                         /* 0a: inc eax */
-      INC(0x0c, 1),                       /* 0c: edge 2->exit, before the ret */
-      0xc3,                               /* 13: ret */
-      INC(0x14, 0),                       /* 14: block 3: edge 1->3 */
-      0xff, 0xc8,                         /* 1b: dec eax */
-      0xe9, 0xe0, 0xff, 0xff, 0xff,       /* 1d: jmp block 1 */
+      0x78, 0x0a,                         /* 04: js block 3 */
+      0xff, 0xc0,                         /* 06: inc eax */
+      INC(0x08, 1),                       /* 08: edge 2->exit, before the ret */
+      0xc3,                               /* 0f: ret */
+      INC(0x10, 0),                       /* 10: block 3: edge 1->3 */
+      0xff, 0xc8,                         /* 17: dec eax */
+      0xeb, 0xe7,                         /* 19: jmp block 1 */
   };
   const char *name = "edges: counted at the target";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -1005,13 +1129,13 @@ static void test_edges_counted_live(void) {
       0x31, 0xc0,                         /* 00: xor eax, eax */
       0x83, 0xd0, 0x00,                   /* 02: adc eax, 0 */
       0xff, 0xcf,                         /* 05: dec edi */
-      0x0f, 0x85, 0x08, 0x00, 0x00, 0x00, /* 07: jne stub 1->1 */
-      INC(0x0d, 1),                       /* 0d: edge 2->exit, before the ret */
-      0xc3,                               /* 14: ret */
-      KEEP,                               /* 15: stub of edge 1->1, CF live: rax saved */
-      ADD(0x1b, 0),                       /* 1b */
-      UNKEEP,                             /* 2d */
-      0xe9, 0xc7, 0xff, 0xff, 0xff,       /* 36: jmp block 1 */
+      0x75, 0x08,                         /* 07: jne stub 1->1 */
+      INC(0x09, 1),                       /* 09: edge 2->exit, before the ret */
+      0xc3,                               /* 10: ret */
+      KEEP,                               /* 11: stub of edge 1->1, CF live: rax saved */
+      ADD(0x17, 0),                       /* 17 */
+      UNKEEP,                             /* 29 */
+      0xeb, 0xce,                         /* 32: jmp block 1 */
   };
   const char *name = "edges: counted with the flags live";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -1036,15 +1160,15 @@ static void test_shared_save(void) {
   static const uint8_t want[] = {
       INC(0x00, 0),                       /* 00: block 0 */
       0x85, 0xff,                         /* 07: test edi, edi */
-      0x0f, 0x84, 0x0f, 0x00, 0x00, 0x00, /* 09: je block 2 */
-      INC(0x0f, 1),                       /* 0f: block 1 */
-      INC(0x16, 3),                       /* 16: edge 1->exit (ret) */
-      0xc3,                               /* 1d: ret */
-      KEEP,                               /* 1e: one save for both: */
-      ADD(0x24, 2),                       /* 24: block 2 */
-      ADD(0x36, 4),                       /* 36: edge 2->exit (escape) */
-      UNKEEP,                             /* 48 */
-      0xff, 0xe6,                         /* 51: jmp rsi */
+      0x74, 0x0f,                         /* 09: je block 2 */
+      INC(0x0b, 1),                       /* 0b: block 1 */
+      INC(0x12, 3),                       /* 12: edge 1->exit (ret) */
+      0xc3,                               /* 19: ret */
+      KEEP,                               /* 1a: one save for both: */
+      ADD(0x20, 2),                       /* 20: block 2 */
+      ADD(0x32, 4),                       /* 32: edge 2->exit (escape) */
+      UNKEEP,                             /* 44 */
+      0xff, 0xe6,                         /* 4d: jmp rsi */
   };
   const char *name = "shared flags save";
   fn_case c = CASE(name, in, sizeof in, 0);
@@ -1203,24 +1327,24 @@ static void test_edges_table(void) {
   };
   static const uint8_t want[] = {
       0x83, 0xff, 0x02,                               /* 00: cmp edi, 2 */
-      0x0f, 0x87, 0x22, 0x00, 0x00, 0x00,             /* 03: ja stub 0->5 (2b) */
-      0x89, 0xff,                                     /* 09: mov edi, edi */
-      0xff, 0x24, 0xfd, 0x48, 0x00, 0x40, 0x10,       /* 0b: jmp [rdi*8+DEST+0x48] */
-      0xb8, 0x01, 0x00, 0x00, 0x00,                   /* 12: mov eax, 1    block 2 */
-      INC(0x17, 3),                                   /* 17: edge 2->exit, before the ret */
-      0xc3,                                           /* 1e: ret */
-      INC(0x1f, 1),                                   /* 1f: block 3: table edge 1->3, its only way in */
-      0x31, 0xc0,                                     /* 26: xor eax, eax */
-      0xff, 0xc0,                                     /* 28: inc eax       block 4 */
-      0xc3,                                           /* 2a: ret           block 5 */
-      INC(0x2b, 0),                                   /* 2b: stub of edge 0->5 (the ja) */
-      0xe9, 0xf3, 0xff, 0xff, 0xff,                   /* 32: jmp block 5 */
-      INC(0x37, 2),                                   /* 37: stub of table edge 1->4 */
-      0xe9, 0xe5, 0xff, 0xff, 0xff,                   /* 3e: jmp block 4 */
-      0xcc, 0xcc, 0xcc, 0xcc, 0xcc,                   /* 43: align 8 */
-      0x12, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 48: DEST+0x12 (edge on the tree) */
-      0x1f, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 50: DEST+0x1f (block 3, probe first) */
-      0x37, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 58: DEST+0x37 (stub) */
+      0x77, 0x22,                                     /* 03: ja stub 0->5 (27) */
+      0x89, 0xff,                                     /* 05: mov edi, edi */
+      0xff, 0x24, 0xfd, 0x40, 0x00, 0x40, 0x10,       /* 07: jmp [rdi*8+DEST+0x40] */
+      0xb8, 0x01, 0x00, 0x00, 0x00,                   /* 0e: mov eax, 1    block 2 */
+      INC(0x13, 3),                                   /* 13: edge 2->exit, before the ret */
+      0xc3,                                           /* 1a: ret */
+      INC(0x1b, 1),                                   /* 1b: block 3: table edge 1->3, its only way in */
+      0x31, 0xc0,                                     /* 22: xor eax, eax */
+      0xff, 0xc0,                                     /* 24: inc eax       block 4 */
+      0xc3,                                           /* 26: ret           block 5 */
+      INC(0x27, 0),                                   /* 27: stub of edge 0->5 (the ja) */
+      0xeb, 0xf6,                                     /* 2e: jmp block 5 */
+      INC(0x30, 2),                                   /* 30: stub of table edge 1->4 */
+      0xeb, 0xeb,                                     /* 37: jmp block 4 */
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,       /* 39: align 8 */
+      0x0e, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 40: DEST+0x0e (edge on the tree) */
+      0x1b, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 48: DEST+0x1b (block 3, probe first) */
+      0x30, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 50: DEST+0x30 (stub) */
   };
   const char *name = "edges: table";
   fn_case c = CASE(name, in, 0x19, 0);
@@ -1271,23 +1395,23 @@ static void test_table_pic(void) {
   };
   static const uint8_t want[] = {
       0x83, 0xff, 0x03,                         /* 00: cmp edi, 3 */
-      0x0f, 0x87, 0x1e, 0x00, 0x00, 0x00,       /* 03: ja copy of 23 */
-      0x48, 0x8d, 0x15, 0x1c, 0x00, 0x00, 0x00, /* 09: lea rdx, [rip+0x1c] (new T = 2c) */
-      0x89, 0xff,                               /* 10: mov edi, edi */
-      0x48, 0x63, 0x04, 0xba,                   /* 12: movsxd rax, dword [rdx+rdi*4] */
-      0x48, 0x01, 0xd0,                         /* 16: add rax, rdx */
-      0xff, 0xe0,                               /* 19: jmp rax */
-      0xb8, 0x01, 0x00, 0x00, 0x00,             /* 1b: mov eax, 1 */
-      0xc3,                                     /* 20: ret */
-      0xb8, 0x02, 0x00, 0x00, 0x00,             /* 21: mov eax, 2 */
-      0xc3,                                     /* 26: ret */
-      0x31, 0xc0,                               /* 27: xor eax, eax */
-      0xc3,                                     /* 29: ret */
-      0xcc, 0xcc,                               /* 2a: align 4 */
-      0xef, 0xff, 0xff, 0xff,                   /* 2c: 1b - 2c */
-      0xf5, 0xff, 0xff, 0xff,                   /* 30: 21 - 2c */
-      0xfb, 0xff, 0xff, 0xff,                   /* 34: 27 - 2c */
-      0xf5, 0xff, 0xff, 0xff,                   /* 38: 21 - 2c */
+      0x77, 0x1e,                               /* 03: ja copy of 23 */
+      0x48, 0x8d, 0x15, 0x1c, 0x00, 0x00, 0x00, /* 05: lea rdx, [rip+0x1c] (new T = 28) */
+      0x89, 0xff,                               /* 0c: mov edi, edi */
+      0x48, 0x63, 0x04, 0xba,                   /* 0e: movsxd rax, dword [rdx+rdi*4] */
+      0x48, 0x01, 0xd0,                         /* 12: add rax, rdx */
+      0xff, 0xe0,                               /* 15: jmp rax */
+      0xb8, 0x01, 0x00, 0x00, 0x00,             /* 17: mov eax, 1 */
+      0xc3,                                     /* 1c: ret */
+      0xb8, 0x02, 0x00, 0x00, 0x00,             /* 1d: mov eax, 2 */
+      0xc3,                                     /* 22: ret */
+      0x31, 0xc0,                               /* 23: xor eax, eax */
+      0xc3,                                     /* 25: ret */
+      0xcc, 0xcc,                               /* 26: align 4 */
+      0xef, 0xff, 0xff, 0xff,                   /* 28: 17 - 28 */
+      0xf5, 0xff, 0xff, 0xff,                   /* 2c: 1d - 28 */
+      0xfb, 0xff, 0xff, 0xff,                   /* 30: 23 - 28 */
+      0xf5, 0xff, 0xff, 0xff,                   /* 34: 1d - 28 */
   };
   const char *name = "jump table, PIC";
   fn_case c = CASE(name, in, 0x26, 0);
@@ -1718,18 +1842,18 @@ static void test_table_absolute(void) {
   };
   static const uint8_t want[] = {
       0x83, 0xff, 0x02,                               /* 00: cmp edi, 2 */
-      0x0f, 0x87, 0x13, 0x00, 0x00, 0x00,             /* 03: ja copy of 18 */
-      0x89, 0xff,                                     /* 09: mov edi, edi */
-      0xff, 0x24, 0xfd, 0x20, 0x00, 0x40, 0x10,       /* 0b: jmp [rdi*8+DEST+0x20] */
-      0xb8, 0x01, 0x00, 0x00, 0x00,                   /* 12: mov eax, 1 */
-      0xc3,                                           /* 17: ret */
-      0x31, 0xc0,                                     /* 18: xor eax, eax */
-      0xff, 0xc0,                                     /* 1a: inc eax */
-      0xc3,                                           /* 1c: ret */
-      0xcc, 0xcc, 0xcc,                               /* 1d: align 8 */
-      0x12, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 20: DEST+0x12 */
-      0x18, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 28: DEST+0x18 */
-      0x1a, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 30: DEST+0x1a */
+      0x77, 0x13,                                     /* 03: ja copy of 18 */
+      0x89, 0xff,                                     /* 05: mov edi, edi */
+      0xff, 0x24, 0xfd, 0x20, 0x00, 0x40, 0x10,       /* 07: jmp [rdi*8+DEST+0x20] */
+      0xb8, 0x01, 0x00, 0x00, 0x00,                   /* 0e: mov eax, 1 */
+      0xc3,                                           /* 13: ret */
+      0x31, 0xc0,                                     /* 14: xor eax, eax */
+      0xff, 0xc0,                                     /* 16: inc eax */
+      0xc3,                                           /* 18: ret */
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,       /* 19: align 8 */
+      0x0e, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 20: DEST+0x0e */
+      0x14, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 28: DEST+0x14 */
+      0x16, 0x00, 0x40, 0x10, 0x00, 0x00, 0x00, 0x00, /* 30: DEST+0x16 */
   };
   const char *name = "jump table, absolute";
   fn_case c = CASE(name, in, 0x19, 0);
@@ -1767,7 +1891,7 @@ static void test_table_absolute(void) {
     memcpy(&kept, out + 0x30, sizeof kept);
     memcpy(&inner, out + 0x20, sizeof inner);
     CHECK(kept == 0x401000, "entry outside became 0x%" PRIx64, kept);
-    CHECK(inner == DEST + 0x12, "entry inside became 0x%" PRIx64, inner);
+    CHECK(inner == DEST + 0x0e, "entry inside became 0x%" PRIx64, inner);
   }
   reloc_plan_free(p);
   free(out);
@@ -2178,6 +2302,9 @@ int main(void) {
   test_entry_counter_atomic();
   test_entry_not_lowest();
   test_fall_off_end();
+  test_loop_head_aligned();
+  test_branch_out_of_rel8();
+  test_relaxation_random();
   test_noreturn_call();
   test_table_pic();
   test_table_pic_variant();
