@@ -210,6 +210,20 @@ static bool aligned_by_compiler(const reloc_plan *p, size_t b) {
   return prev->addr + prev->len != a || x64_is_nop(prev);
 }
 
+/* Where the nops that end block B begin (a position in block order), when
+ * they pad the block after it to the compiler's alignment: the copy aligns
+ * that block again, so they are left out (else the copy would run both).
+ * The block's end when there are none, and never its first instruction. */
+static size_t padding_from(const reloc_plan *p, size_t b) {
+  const reloc_bdata *bd = &p->bdata[b];
+  size_t end = bd->first + bd->count, k = end;
+  const x64_insn *last = &p->insns[p->order[end - 1]].x;
+  if (b + 1 >= p->nblocks || !aligned_by_compiler(p, b + 1) || last->addr + last->len != p->blocks[b + 1].addr)
+    return end;
+  while (k > bd->first + 1 && x64_is_nop(&p->insns[p->order[k - 1]].x)) k--;
+  return k;
+}
+
 /* Writes block B; FALLS_IN: the block written before runs into it.  True
  * when B runs into the next block. */
 static bool write_block(layout_ctx *c, size_t b, int64_t *copy_off, bool falls_in) {
@@ -238,6 +252,7 @@ static bool write_block(layout_ctx *c, size_t b, int64_t *copy_off, bool falls_i
   }
   if (bd->npreds == 1 && p->edges[bd->pred].counted && p->edata[bd->pred].place == PLACE_AT_TARGET)
     queue_edge(c, bd->pred);
+  size_t pad = padding_from(p, b);
   for (size_t k = bd->first; k < bd->first + bd->count; k++) {
     size_t i = p->order[k];
     const x64_insn *in = &p->insns[i].x;
@@ -249,8 +264,8 @@ static bool write_block(layout_ctx *c, size_t b, int64_t *copy_off, bool falls_i
         if (p->edges[e].counted && p->edata[e].place == PLACE_BEFORE_LAST) queue_edge(c, e);
     origin(c, in->addr);
     flush(c);
-    if (copy_off) copy_off[i] = (int64_t)c->w->offset;
-    write_insn(c, i, last);
+    if (copy_off) copy_off[i] = k < pad ? (int64_t)c->w->offset : -1; /* padding left out: no copy */
+    if (k < pad) write_insn(c, i, last);
   }
   const reloc_insn *last = &p->insns[p->order[bd->first + bd->count - 1]];
   if (last->x.flow == X64_FLOW_STOP) { /* ud2, int3, hlt: a signal handler may step over it */
