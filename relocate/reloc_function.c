@@ -440,11 +440,10 @@ static void fill_info(const reloc_plan *p, bool leaves, reloc_info *info) {
   info->entry_insn_bytes = bytes;
 }
 
-/* The measure pass: the copy's size, each instruction's offset, nsaved. */
-/* Lays P out without a buffer: every label branch rel32, which tells those
- * a rel8 reaches (p->shorts), then with those short (again while one no
- * longer reaches), which gives the size, the offsets and the origin map that
- * emission will match. */
+/* The measure passes: P laid out without a buffer, every label branch
+ * rel32, which tells those a rel8 reaches (p->shorts), then with those short
+ * (again while one no longer reaches), which gives the copy's size, each
+ * instruction's offset, nsaved and the origin map that emission will match. */
 static lp_status measure(reloc_plan *p) {
   x64_writer w;
   free(p->shorts);
