@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,6 +388,12 @@ static int cmd_collectors(void) {
 }
 
 int main(int argc, char **argv) {
+  /* The tracer plans function after function with arrays of the same sizes:
+   * keep freed memory for the next one rather than unmap it and fault it in
+   * again (sqlite: minor faults 4960 -> 3740, munmap 17 -> 6, tracer -5 to -8 ms
+   * in paired runs, docs/PERFORMANCE.md). */
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
   if (argc < 2) {
     fputs(usage, stderr);
     return EXIT_USAGE;
