@@ -204,8 +204,8 @@ static long entry_row(const src_fn *f) {
 }
 
 typedef struct line_count {
-  uint64_t key; /* the file's rank by path, then the line: the order of the columns */
-  uint32_t file, line;
+  uint64_t key; /* the file's rank by path, then the line (low 32 bits): the columns' order */
+  uint32_t file;
   lua_Integer count;
 } line_count;
 
@@ -232,7 +232,7 @@ static void put(line_set *s, const core_line *row, lua_Integer count) {
     s->v = grown;
     s->cap = cap;
   }
-  s->v[s->n++] = (line_count){line_key(s, row), row->file, row->line, count};
+  s->v[s->n++] = (line_count){line_key(s, row), row->file, count};
 }
 
 /* Sorts V[0..N) by key: insertion while runs are short, then bottom-up
@@ -369,7 +369,7 @@ static int l_line_counts(lua_State *L) {
   lua_setfield(L, -2, "file");
   lua_createtable(L, (int)s.n, 0);
   for (size_t k = 0; k < s.n; k++) {
-    lua_pushinteger(L, s.v[k].line);
+    lua_pushinteger(L, (uint32_t)s.v[k].key);
     lua_rawseti(L, -2, (lua_Integer)k + 1);
   }
   lua_setfield(L, -2, "line");

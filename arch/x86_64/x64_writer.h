@@ -38,7 +38,7 @@ typedef struct x64_fixup {
   size_t at;     /* offset of the field */
   size_t end;    /* X64_FIXUP_REL32: offset the displacement is relative to */
   size_t label, base;
-  long branch;   /* a label branch written rel32: its number in the pass, else -1 */
+  long branch;   /* a label branch (rel32 or rel8): its number in the pass, else -1 */
   size_t start;  /* … and the offset of its first byte */
 } x64_fixup;
 
