@@ -1,9 +1,12 @@
-/* lp_source.c — one function's counts at the level of its source lines, for
- * line-oriented report writers (collectors/lib/lcov.lua):
+/* lp_source.c — one function's counts at the level of its source lines, and
+ * the whole run's gathered by source file, for line-oriented report writers
+ * (collectors/lib/lcov.lua):
  *
  *   lazyprobe.line_counts(f)    how often each of its source lines ran
  *   lazyprobe.branch_counts(f)  its conditional branch points, with how often
  *                               each way out was taken
+ *   lazyprobe.source_files()    a table the two are added to function by
+ *                               function, read back file by file
  *
  * Both read the function table of the run (f.module, f.address, f.size,
  * f.count, f.blocks, f.edges: counts merged over processes, or set by the
@@ -11,7 +14,8 @@
  * The rules are in docs/COLLECTORS.md; tests/collectors/source_ref.lua states
  * them again in plain Lua and is the oracle these are checked against.  In C
  * because a coverage report of sqlite maps ~30 k blocks onto ~100 k line
- * rows and ~20 k branch points: in Lua that was most of the report's time. */
+ * rows and ~20 k branch points: in Lua that was most of the report's time
+ * (and gathering them by file in Lua tables half of what was left). */
 #include "lp_source.h"
 
 #include <lauxlib.h>
@@ -143,22 +147,22 @@ static bool read_graph(lua_State *L, int t, src_fn *f, bool with_edges) {
   return true;
 }
 
-/* Reads the function at index 1 and its line rows; pushes the module's file
+/* Reads the function at index ARG and its line rows; pushes the module's file
  * paths table.  Returns 0 when it did, else the number of values pushed for
  * the caller to return (nil, message). */
-static int read_fn(lua_State *L, src_fn *f, bool with_edges) {
-  luaL_checktype(L, 1, LUA_TTABLE);
+static int read_fn(lua_State *L, int arg, src_fn *f, bool with_edges) {
+  luaL_checktype(L, arg, LUA_TTABLE);
   memset(f, 0, sizeof *f);
-  lua_getfield(L, 1, "module");
+  lua_getfield(L, arg, "module");
   const char *module = lua_tostring(L, -1);
-  if (!module) return luaL_argerror(L, 1, "a function of the run: no module");
-  f->addr = (uint64_t)int_field(L, 1, "address", NULL);
-  f->count = int_field(L, 1, "count", NULL);
-  if (!read_graph(L, 1, f, with_edges)) {
+  if (!module) return luaL_argerror(L, arg, "a function of the run: no module");
+  f->addr = (uint64_t)int_field(L, arg, "address", NULL);
+  f->count = int_field(L, arg, "count", NULL);
+  if (!read_graph(L, arg, f, with_edges)) {
     free_fn(f);
     return luaL_error(L, "out of memory");
   }
-  f->end = f->addr + (uint64_t)int_field(L, 1, "size", NULL); /* graph.function_end */
+  f->end = f->addr + (uint64_t)int_field(L, arg, "size", NULL); /* graph.function_end */
   for (size_t b = 0; b < f->nblocks; b++)
     if (f->blocks[b].addr + f->blocks[b].size > f->end) f->end = f->blocks[b].addr + f->blocks[b].size;
   if (f->end == f->addr) f->end = f->addr + 1;
@@ -330,32 +334,42 @@ static void put_blocks(line_set *s, const src_fn *f) {
   free(order);
 }
 
+/* F's lines into S: (file, line) sorted by key with the largest count of
+ * each; *ENTRY the entry's row.  NULL, else why there is no answer (S empty). */
+static const char *collect_lines(const src_fn *f, line_set *s, long *entry) {
+  *entry = entry_row(f);
+  if (*entry < 0) return "no line row with a line number";
+  if (f->blocks) put_blocks(s, f);
+  else if (f->count == 0)
+    for (size_t j = 0; j < f->nrows; j++) put(s, &f->rows[j], 0);
+  keep_max(s);
+  /* the entry line: its block's count, else the function's (it ran without blocks) */
+  const core_line *er = &f->rows[*entry];
+  if (!has_key(s, line_key(s, er))) {
+    put(s, er, f->count > 0 ? f->count : 0);
+    keep_max(s);
+  }
+  return NULL;
+}
+
 /* lazyprobe.line_counts(f) -> { file = {...}, line = {...}, count = {...},
  * entry_file =, entry_line = }, or nil, message. */
 static int l_line_counts(lua_State *L) {
   src_fn f;
-  int pushed = read_fn(L, &f, false);
+  int pushed = read_fn(L, 1, &f, false);
   if (pushed) return pushed;
   int files = lua_gettop(L);
-  long entry = entry_row(&f);
-  if (entry < 0) {
-    free_fn(&f);
+  line_set s = {.ranks = f.lines->file_rank};
+  long entry;
+  const char *why = collect_lines(&f, &s, &entry);
+  const core_line *er = why ? NULL : &f.rows[entry];
+  uint32_t entry_file = er ? er->file : 0, entry_line = er ? er->line : 0;
+  free_fn(&f);
+  if (why) {
     lua_pushnil(L);
-    lua_pushstring(L, "no line row with a line number");
+    lua_pushstring(L, why);
     return 2;
   }
-  line_set s = {.ranks = f.lines->file_rank};
-  if (f.blocks) put_blocks(&s, &f);
-  else if (f.count == 0)
-    for (size_t j = 0; j < f.nrows; j++) put(&s, &f.rows[j], 0);
-  keep_max(&s);
-  /* the entry line: its block's count, else the function's (it ran without blocks) */
-  const core_line *er = &f.rows[entry];
-  if (!has_key(&s, line_key(&s, er))) {
-    put(&s, er, f.count > 0 ? f.count : 0);
-    keep_max(&s);
-  }
-  free_fn(&f);
   if (s.failed) {
     free(s.v);
     return luaL_error(L, "out of memory");
@@ -379,9 +393,9 @@ static int l_line_counts(lua_State *L) {
     lua_rawseti(L, -2, (lua_Integer)k + 1);
   }
   lua_setfield(L, -2, "count");
-  lua_rawgeti(L, files, (lua_Integer)er->file + 1);
+  lua_rawgeti(L, files, (lua_Integer)entry_file + 1);
   lua_setfield(L, -2, "entry_file");
-  lua_pushinteger(L, er->line);
+  lua_pushinteger(L, entry_line);
   lua_setfield(L, -2, "entry_line");
   free(s.v);
   return 1;
@@ -470,35 +484,44 @@ static int by_from(const void *a, const void *b) {
   return (i > j) - (i < j); /* stable: edge order */
 }
 
+/* F's branch points, their ways out in *V[0..*N); false when out of memory. */
+static bool collect_branches(const src_fn *f, branch_way **v, size_t *n) {
+  *v = NULL;
+  *n = 0;
+  if (!f->blocks || !f->edges) return true;
+  size_t cap = 0;
+  uint32_t points = 0;
+  uint32_t *preds = calloc(f->nblocks ? f->nblocks : 1, sizeof *preds);
+  size_t *order = malloc((f->nedges ? f->nedges : 1) * sizeof *order);
+  bool ok = preds && order;
+  if (ok) {
+    for (size_t e = 0; e < f->nedges; e++) {
+      order[e] = e;
+      if (f->edges[e].to >= 1 && (size_t)f->edges[e].to <= f->nblocks) preds[f->edges[e].to - 1]++;
+    }
+    sort_edges = f->edges;
+    qsort(order, f->nedges, sizeof *order, by_from); /* a point per block, in block order */
+    for (size_t k = 0, next; ok && k < f->nedges; k = next) {
+      for (next = k + 1; next < f->nedges && f->edges[order[next]].from == f->edges[order[k]].from; next++) {}
+      ok = add_point(f, order + k, next - k, preds, v, n, &cap, &points);
+    }
+  }
+  free(order);
+  free(preds);
+  return ok;
+}
+
 /* lazyprobe.branch_counts(f) -> { file = {...}, line = {...}, point = {...},
  * taken = {...} }, one element per way out of a branch point, or nil,
  * message. */
 static int l_branch_counts(lua_State *L) {
   src_fn f;
-  int pushed = read_fn(L, &f, true);
+  int pushed = read_fn(L, 1, &f, true);
   if (pushed) return pushed;
   int files = lua_gettop(L);
-  branch_way *v = NULL;
-  size_t n = 0, cap = 0;
-  uint32_t points = 0;
-  bool ok = true;
-  uint32_t *preds = calloc(f.nblocks ? f.nblocks : 1, sizeof *preds);
-  size_t *order = malloc((f.nedges ? f.nedges : 1) * sizeof *order);
-  if (!preds || !order) ok = false;
-  if (ok && f.blocks && f.edges) {
-    for (size_t e = 0; e < f.nedges; e++) {
-      order[e] = e;
-      if (f.edges[e].to >= 1 && (size_t)f.edges[e].to <= f.nblocks) preds[f.edges[e].to - 1]++;
-    }
-    sort_edges = f.edges;
-    qsort(order, f.nedges, sizeof *order, by_from); /* a point per block, in block order */
-    for (size_t k = 0, next; ok && k < f.nedges; k = next) {
-      for (next = k + 1; next < f.nedges && f.edges[order[next]].from == f.edges[order[k]].from; next++) {}
-      ok = add_point(&f, order + k, next - k, preds, &v, &n, &cap, &points);
-    }
-  }
-  free(order);
-  free(preds);
+  branch_way *v;
+  size_t n;
+  bool ok = collect_branches(&f, &v, &n);
   free_fn(&f);
   if (!ok) {
     free(v);
@@ -534,4 +557,254 @@ static int l_branch_counts(lua_State *L) {
   return 1;
 }
 
-const luaL_Reg lp_source_library[] = {{"line_counts", l_line_counts}, {"branch_counts", l_branch_counts}, {NULL, NULL}};
+/* {=== lazyprobe.source_files(): the run's counts gathered per source file ===*/
+
+#define SOURCE_FILES "lazyprobe.source_files"
+
+/* One source file's rows, as line_count elements so that sort_by_key sorts
+ * them.  lines: key the line, count added over the functions.  ways: key
+ * line << 32 | the order they came in, file the branch point (numbered over
+ * the run), count the times taken or -1 for "-". */
+typedef struct src_file {
+  line_count *lines, *ways;
+  size_t nlines, caplines, nways, capways;
+  bool merged; /* lines sorted, one element per line */
+} src_file;
+
+/* The userdata; its user value maps each path to its index + 1 and back. */
+typedef struct src_files {
+  src_file *v;
+  size_t n, cap;
+  uint32_t points, ways; /* branch points and ways added so far */
+} src_files;
+
+static bool grow(line_count **v, size_t *cap, size_t need) {
+  if (need <= *cap) return true;
+  size_t c = *cap ? *cap : 64;
+  while (c < need) c *= 2;
+  line_count *grown = realloc(*v, c * sizeof *grown);
+  if (!grown) return false;
+  *v = grown;
+  *cap = c;
+  return true;
+}
+
+/* The index of the file whose path is at index P, added if new; PATHS is the
+ * index of the user value table.  -1 when out of memory. */
+static long file_index(lua_State *L, src_files *t, int paths, int p) {
+  lua_pushvalue(L, p);
+  if (lua_rawget(L, paths) == LUA_TNUMBER) {
+    long i = (long)lua_tointeger(L, -1) - 1;
+    lua_pop(L, 1);
+    return i;
+  }
+  lua_pop(L, 1);
+  if (t->n == t->cap) {
+    size_t c = t->cap ? 2 * t->cap : 16;
+    src_file *grown = realloc(t->v, c * sizeof *grown);
+    if (!grown) return -1;
+    t->v = grown;
+    t->cap = c;
+  }
+  t->v[t->n] = (src_file){0};
+  lua_pushvalue(L, p);
+  lua_pushinteger(L, (lua_Integer)t->n + 1);
+  lua_rawset(L, paths);
+  lua_pushvalue(L, p);
+  lua_rawseti(L, paths, (lua_Integer)t->n + 1);
+  return (long)t->n++;
+}
+
+/* The run-wide index of module file ID (its path at FILES[ID + 1]); *LAST_ID
+ * and *LAST keep the previous answer: a function's rows come file by file. */
+static long module_file(lua_State *L, src_files *t, int paths, int files, uint32_t id, int64_t *last_id,
+                        long *last) {
+  if ((int64_t)id == *last_id) return *last;
+  lua_rawgeti(L, files, (lua_Integer)id + 1);
+  long i = file_index(L, t, paths, lua_gettop(L));
+  lua_pop(L, 1);
+  *last_id = id;
+  *last = i;
+  return i;
+}
+
+/* files:add(f) -> entry_file, entry_line, or nil, message: f's line counts
+ * (lazyprobe.line_counts) and branch points (lazyprobe.branch_counts) added
+ * to the files they belong to. */
+static int l_files_add(lua_State *L) {
+  src_files *t = luaL_checkudata(L, 1, SOURCE_FILES);
+  src_fn f;
+  int pushed = read_fn(L, 2, &f, true);
+  if (pushed) return pushed;
+  int files = lua_gettop(L);
+  lua_getiuservalue(L, 1, 1);
+  int paths = lua_gettop(L);
+  line_set s = {.ranks = f.lines->file_rank};
+  long entry;
+  const char *why = collect_lines(&f, &s, &entry);
+  branch_way *w = NULL;
+  size_t nw = 0;
+  bool ok = !why && !s.failed && collect_branches(&f, &w, &nw);
+  const core_line *er = why ? NULL : &f.rows[entry];
+  uint32_t entry_file = er ? er->file : 0, entry_line = er ? er->line : 0;
+  free_fn(&f);
+  int64_t last_id = -1;
+  long last = 0;
+  for (size_t k = 0; ok && k < s.n; k++) {
+    long i = module_file(L, t, paths, files, s.v[k].file, &last_id, &last);
+    src_file *sf = i < 0 ? NULL : &t->v[i];
+    ok = sf && grow(&sf->lines, &sf->caplines, sf->nlines + 1);
+    if (ok) {
+      sf->lines[sf->nlines++] = (line_count){(uint32_t)s.v[k].key, 0, s.v[k].count};
+      sf->merged = false;
+    }
+  }
+  uint32_t points = 0;
+  for (size_t k = 0; ok && k < nw; k++) {
+    long i = module_file(L, t, paths, files, w[k].file, &last_id, &last);
+    src_file *sf = i < 0 ? NULL : &t->v[i];
+    ok = sf && grow(&sf->ways, &sf->capways, sf->nways + 1);
+    if (ok)
+      sf->ways[sf->nways++] = (line_count){(uint64_t)w[k].line << 32 | t->ways++, t->points + w[k].point,
+                                           w[k].dash ? -1 : w[k].count};
+    if (w[k].point > points) points = w[k].point;
+  }
+  t->points += points;
+  free(s.v);
+  free(w);
+  if (why) {
+    lua_pushnil(L);
+    lua_pushstring(L, why);
+    return 2;
+  }
+  if (!ok) return luaL_error(L, "out of memory");
+  lua_rawgeti(L, files, (lua_Integer)entry_file + 1);
+  lua_pushinteger(L, entry_line);
+  return 2;
+}
+
+/* files:paths() -> the paths of the files, in the order they came. */
+static int l_files_paths(lua_State *L) {
+  src_files *t = luaL_checkudata(L, 1, SOURCE_FILES);
+  lua_getiuservalue(L, 1, 1);
+  lua_createtable(L, (int)t->n, 0);
+  for (size_t i = 0; i < t->n; i++) {
+    lua_rawgeti(L, -2, (lua_Integer)i + 1);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  return 1;
+}
+
+/* The file whose path is at index 2, its lines sorted with one element per
+ * line; NULL when no function added a row of it. */
+static src_file *merged_file(lua_State *L, src_files *t) {
+  luaL_checkstring(L, 2);
+  lua_getiuservalue(L, 1, 1);
+  lua_pushvalue(L, 2);
+  src_file *sf = lua_rawget(L, -2) == LUA_TNUMBER ? &t->v[lua_tointeger(L, -1) - 1] : NULL;
+  lua_pop(L, 2);
+  if (!sf || sf->merged || sf->nlines == 0) return sf;
+  line_count *tmp = malloc(sf->nlines * sizeof *tmp);
+  if (!tmp) luaL_error(L, "out of memory");
+  sort_by_key(sf->lines, tmp, sf->nlines);
+  free(tmp);
+  size_t out = 0;
+  for (size_t k = 1; k < sf->nlines; k++) {
+    if (sf->lines[k].key == sf->lines[out].key) sf->lines[out].count += sf->lines[k].count;
+    else sf->lines[++out] = sf->lines[k];
+  }
+  sf->nlines = out + 1;
+  sf->merged = true;
+  return sf;
+}
+
+/* files:lines(path) -> line, count: columns, lines in increasing order, a
+ * line's counts in several functions (inlined code) added up. */
+static int l_files_lines(lua_State *L) {
+  src_file *sf = merged_file(L, luaL_checkudata(L, 1, SOURCE_FILES));
+  size_t n = sf ? sf->nlines : 0;
+  lua_createtable(L, (int)n, 0);
+  for (size_t k = 0; k < n; k++) {
+    lua_pushinteger(L, (lua_Integer)sf->lines[k].key);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  lua_createtable(L, (int)n, 0);
+  for (size_t k = 0; k < n; k++) {
+    lua_pushinteger(L, sf->lines[k].count);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  return 2;
+}
+
+/* files:branches(path) -> line, block, way, taken: columns, one element per
+ * way out of a branch point on a line that files:lines(path) has, by line,
+ * then in the order they came; block numbers the points of one line from 0,
+ * way the ways of one point from 0; taken is a count or "-". */
+static int l_files_branches(lua_State *L) {
+  src_file *sf = merged_file(L, luaL_checkudata(L, 1, SOURCE_FILES));
+  size_t n = sf ? sf->nways : 0;
+  if (n) {
+    line_count *tmp = malloc(n * sizeof *tmp);
+    if (!tmp) return luaL_error(L, "out of memory");
+    sort_by_key(sf->ways, tmp, n);
+    free(tmp);
+  }
+  for (int c = 0; c < 4; c++) lua_createtable(L, (int)n, 0);
+  int cols = lua_gettop(L) - 3;
+  size_t out = 0, l = 0;
+  lua_Integer block = 0, way = 0;
+  for (size_t k = 0; k < n; k++) {
+    const line_count *w = &sf->ways[k];
+    uint32_t line = (uint32_t)(w->key >> 32);
+    while (l < sf->nlines && sf->lines[l].key < line) l++;
+    if (l == sf->nlines || sf->lines[l].key != line) continue; /* not a line of the record */
+    if (k == 0 || (uint32_t)(sf->ways[k - 1].key >> 32) != line) block = 0, way = 0;
+    else if (sf->ways[k - 1].file != w->file) block++, way = 0;
+    out++;
+    lua_pushinteger(L, line);
+    lua_rawseti(L, cols, (lua_Integer)out);
+    lua_pushinteger(L, block);
+    lua_rawseti(L, cols + 1, (lua_Integer)out);
+    lua_pushinteger(L, way++);
+    lua_rawseti(L, cols + 2, (lua_Integer)out);
+    if (w->count < 0) lua_pushliteral(L, "-");
+    else lua_pushinteger(L, w->count);
+    lua_rawseti(L, cols + 3, (lua_Integer)out);
+  }
+  return 4;
+}
+
+static int l_files_gc(lua_State *L) {
+  src_files *t = luaL_checkudata(L, 1, SOURCE_FILES);
+  for (size_t i = 0; i < t->n; i++) {
+    free(t->v[i].lines);
+    free(t->v[i].ways);
+  }
+  free(t->v);
+  *t = (src_files){0};
+  return 0;
+}
+
+/* lazyprobe.source_files() -> an empty table of counts by source file. */
+static int l_source_files(lua_State *L) {
+  src_files *t = lua_newuserdatauv(L, sizeof *t, 1);
+  *t = (src_files){0};
+  lua_newtable(L);
+  lua_setiuservalue(L, -2, 1);
+  if (luaL_newmetatable(L, SOURCE_FILES)) {
+    static const luaL_Reg methods[] = {{"add", l_files_add},     {"paths", l_files_paths},
+                                       {"lines", l_files_lines}, {"branches", l_files_branches},
+                                       {NULL, NULL}};
+    luaL_newlib(L, methods);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, l_files_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  return 1;
+}
+
+/* }=== */
+
+const luaL_Reg lp_source_library[] = {
+    {"line_counts", l_line_counts}, {"branch_counts", l_branch_counts}, {"source_files", l_source_files}, {NULL, NULL}};

@@ -1,4 +1,4 @@
-/* lp_source.h — lazyprobe.line_counts and lazyprobe.branch_counts (lp_source.c),
+/* lp_source.h — lazyprobe.line_counts, branch_counts and source_files (lp_source.c),
  * and the line tables they share with lazyprobe.lines (lp_lua.c). */
 #ifndef LP_SOURCE_H
 #define LP_SOURCE_H

@@ -1639,7 +1639,8 @@ def test_out_genhtml(ctx, prog_name, opt):
 
 
 CHECK_SOURCE = os.path.join(TEST_COLLECTORS, 'check_source.lua')
-SOURCE_COUNT_PROGRAMS = [(pn, o) for pn, o in GCOV_PROGRAMS if pn != 'longjmp']  # no branch known there
+# longjmp: no branch known there; inlined: one line in two functions, its counts added up
+SOURCE_COUNT_PROGRAMS = [(pn, o) for pn, o in GCOV_PROGRAMS if pn != 'longjmp'] + [('inlined', 'O2')]
 
 
 def test_out_source_counts(ctx, prog_name, opt):
@@ -1650,7 +1651,9 @@ def test_out_source_counts(ctx, prog_name, opt):
     0/1 block counts (-c coverage) and with counts solved from the arcs
     (-c coverage,arcs); lazyprobe.format_rows (lua/lp_format.c) writes
     their columns as string.format does row by row; lazyprobe.graph_columns
-    (lua/lp_columns.c) holds what f.blocks, f.edges and f.calls hold."""
+    (lua/lp_columns.c) holds what f.blocks, f.edges and f.calls hold;
+    lazyprobe.source_files (lua/lp_source.c, what lcov.lua gathers files
+    with) holds what the reference's does."""
     name = 'outputs/source_counts/%s/%s' % (prog_name, opt)
     binary, err = build_extra(ctx, prog_name, '%s-g' % opt, ['-%s' % opt, '-g'])
     if err:
@@ -1664,11 +1667,12 @@ def test_out_source_counts(ctx, prog_name, opt):
         rcmd = [ctx.lp, 'report', '-c', CHECK_SOURCE, outdir]
         r = subprocess.run(rcmd, capture_output=True, text=True, timeout=120)
         m = re.search(r'check_source: (\d+) functions, (\d+) lines, (\d+) branch ways agree, '
-                      r'(\d+) rows formatted alike, (\d+) graph elements alike', r.stdout)
+                      r'(\d+) rows formatted alike, (\d+) graph elements alike, (\d+) source file rows alike',
+                      r.stdout)
         repro = '  [repro: %s; %s]' % (' '.join(cmd), ' '.join(rcmd))
         if r.returncode != 0 or not m:
             probs.append('-c %s: status %d: %s' % (cols, r.returncode, short(r.stdout + r.stderr)) + repro)
-        elif int(m.group(2)) == 0 or int(m.group(4)) == 0 or int(m.group(5)) == 0:
+        elif int(m.group(2)) == 0 or int(m.group(4)) == 0 or int(m.group(5)) == 0 or int(m.group(6)) == 0:
             probs.append('-c %s: no line compared: %s' % (cols, m.group(0)) + repro)
         else:
             ways += int(m.group(3))

@@ -3,8 +3,8 @@
 -- DA/LF/LH, end_of_record), read by genhtml and `lcov --summary`.
 --
 -- lcov.tracefile(run, source) -> text, stats
---   source has line_counts(f), branch_counts(f) and format_rows (the
---   `lazyprobe` library; a mock in tests).
+--   source has source_files() and format_rows (the `lazyprobe` library; a
+--   mock in tests).
 --   stats = { functions, functions_hit, lines, lines_hit, branches,
 --             branches_hit, records, nolines = { functions without line
 --             info }, native = { functions left uninstrumented } }
@@ -17,16 +17,16 @@
 --    of the tracefile and returned in stats.nolines (the collector writes
 --    them to a separate summary). Functions left native are left out too
 --    (their counts mean nothing).
---  * Lines: source.line_counts(f), a line's count in one function (the
---    largest count of the blocks that hold one of its addresses; every row
---    at 0 for a function that never ran; the entry line alone for one that
---    ran without block data; docs/COLLECTORS.md); counts of one line in
---    several functions (inlined code) add up.
---  * Branches (BRDA): source.branch_counts(f), the branch points whose ways
---    out are all known, each way's taken count or "-" when its block never
---    ran (docs/COLLECTORS.md); branch 0.. are the taken/table edges in order,
---    the fall-through last. The BRDA block number is the branch point's
---    ordinal on its line within the file.
+--  * Lines and branches: source.source_files() gathers each function's
+--    lazyprobe.line_counts (a line's count in one function: the largest
+--    count of the blocks that hold one of its addresses; every row at 0 for
+--    a function that never ran; the entry line alone for one that ran
+--    without block data) and lazyprobe.branch_counts (the branch points
+--    whose ways out are all known, each way's taken count or "-" when its
+--    block never ran) by source file (docs/COLLECTORS.md); counts of one
+--    line in several functions (inlined code) add up. BRDA: branch 0.. are
+--    the taken/table edges in order, the fall-through last; the block
+--    number is the branch point's ordinal on its line within the file.
 local graph = require("graph")
 
 local lcov = {}
@@ -35,8 +35,7 @@ local format = string.format
 local function file_entry(files, path)
   local e = files[path]
   if not e then
-    -- brs[line]: its ways out, as rows of the columns seq, way, taken
-    e = { fns = {}, names = {}, lines = {}, brs = {}, brseq = {}, brhit = {}, seq = {}, way = {}, taken = {}, nways = 0 }
+    e = { fns = {}, names = {} }
     files[path] = e
   end
   return e
@@ -56,92 +55,27 @@ local function unique_name(entry, f)
   return name
 end
 
--- The keys of LINES (line numbers) in increasing order, and how many.
--- Walking from the first line to the last is several times cheaper than
--- table.sort when the lines are dense, as a file's lines with code are.
-local function sorted_lines(lines)
-  local out, n, lo, hi = {}, 0, math.huge, 0
-  for ln in pairs(lines) do
-    n = n + 1
-    out[n] = ln
-    if ln < lo then lo = ln end
-    if ln > hi then hi = ln end
-  end
-  if n > 0 and hi - lo < 8 * n then
-    n = 0
-    for ln = lo, hi do
-      if lines[ln] then
-        n = n + 1
-        out[n] = ln
-      end
-    end
-  else
-    table.sort(out)
-  end
-  return out, n
-end
-
 function lcov.tracefile(run, source)
-  local files = {}
+  local sources = source.source_files()
+  local files = {} -- the functions of each source file
   local stats = { functions = 0, functions_hit = 0, lines = 0, lines_hit = 0, branches = 0,
                   branches_hit = 0, records = 0, nolines = {}, native = {} }
   for _, f in ipairs(graph.sorted_functions(run)) do
     if f.state == "native" then
       stats.native[#stats.native + 1] = f
-      goto continue
-    end
-    local lc = source.line_counts(f)
-    if not lc then
-      stats.nolines[#stats.nolines + 1] = f
-      goto continue
-    end
-    do
-      local fe = file_entry(files, lc.entry_file)
-      fe.fns[#fe.fns + 1] = { line = lc.entry_line, name = unique_name(fe, f), count = f.count }
-      -- counts of one line in several functions (inlined code) add up
-      local lfile, lline, lcount = lc.file, lc.line, lc.count
-      local e, el
-      for k = 1, #lfile do
-        if not e or lfile[k] ~= lfile[k - 1] then
-          e = file_entry(files, lfile[k])
-          el = e.lines
-        end
-        local line = lline[k]
-        el[line] = (el[line] or 0) + lcount[k]
-      end
-
-      local br = source.branch_counts(f) -- no ways out without blocks and edges
-      if br then
-        local bfile, bline, bpoint, btaken = br.file, br.line, br.point, br.taken
-        local k, n = 1, #bpoint
-        while k <= n do
-          local point, file, line = bpoint[k], bfile[k], bline[k]
-          local be = file_entry(files, file)
-          local seq = be.brseq[line] or 0
-          be.brseq[line] = seq + 1
-          local list = be.brs[line]
-          if not list then list = {} be.brs[line] = list end
-          local hit, way = be.brhit[line] or 0, 0
-          local bseq, bway, btk, j = be.seq, be.way, be.taken, be.nways
-          while k <= n and bpoint[k] == point do
-            local taken = btaken[k]
-            j = j + 1
-            bseq[j], bway[j], btk[j] = seq, way, taken
-            list[#list + 1] = j
-            if taken ~= "-" and taken > 0 then hit = hit + 1 end
-            way, k = way + 1, k + 1
-          end
-          be.nways = j
-          be.brhit[line] = hit
-        end
+    else
+      local entry_file, entry_line = sources:add(f)
+      if entry_file then
+        local fe = file_entry(files, entry_file)
+        fe.fns[#fe.fns + 1] = { line = entry_line, name = unique_name(fe, f), count = f.count }
+      else
+        stats.nolines[#stats.nolines + 1] = f
       end
     end
-    ::continue::
   end
 
   -- write one record per source file, sorted by path
-  local paths = {}
-  for path in pairs(files) do paths[#paths + 1] = path end
+  local paths = sources:paths()
   table.sort(paths)
   -- the rows are written by source.format_rows: a string per line made in
   -- Lua was most of the report's time on a large program
@@ -153,47 +87,39 @@ function lcov.tracefile(run, source)
     out[nout] = s
   end
   for _, path in ipairs(paths) do
-    local e = files[path]
-    local lns, nlns = sorted_lines(e.lines)
+    local lns, counts = sources:lines(path)
+    local nlns = #lns
     if nlns > 0 then
       stats.records = stats.records + 1
       emit("TN:\nSF:" .. path .. "\n")
-      table.sort(e.fns, function(a, b)
+      local fns = file_entry(files, path).fns
+      table.sort(fns, function(a, b)
         if a.line ~= b.line then return a.line < b.line end
         return a.name < b.name
       end)
       local fline, fname, fcount, fnh = {}, {}, {}, 0
-      for i, fn in ipairs(e.fns) do
+      for i, fn in ipairs(fns) do
         fline[i], fname[i], fcount[i] = fn.line, fn.name, fn.count
         if fn.count > 0 then fnh = fnh + 1 end
       end
       emit(format_rows("FN:%d,%s\n", fline, fname))
       emit(format_rows("FNDA:%d,%s\n", fcount, fname))
-      emit(format("FNF:%d\nFNH:%d\n", #e.fns, fnh))
-      stats.functions, stats.functions_hit = stats.functions + #e.fns, stats.functions_hit + fnh
-      local bline, bseq, bway, btaken, brf, brh = {}, {}, {}, {}, 0, 0
-      local seq, way, taken = e.seq, e.way, e.taken
-      for _, ln in ipairs(lns) do
-        local list = e.brs[ln]
-        if list then
-          for _, j in ipairs(list) do
-            brf = brf + 1
-            bline[brf], bseq[brf], bway[brf], btaken[brf] = ln, seq[j], way[j], taken[j]
-          end
-          brh = brh + e.brhit[ln]
-        end
+      emit(format("FNF:%d\nFNH:%d\n", #fns, fnh))
+      stats.functions, stats.functions_hit = stats.functions + #fns, stats.functions_hit + fnh
+      local bline, bblock, bway, btaken = sources:branches(path)
+      local brf, brh = #bline, 0
+      for i = 1, brf do
+        local taken = btaken[i]
+        if taken ~= "-" and taken > 0 then brh = brh + 1 end
       end
       if brf > 0 then
-        emit(format_rows("BRDA:%d,%d,%d,%s\n", bline, bseq, bway, btaken))
+        emit(format_rows("BRDA:%d,%d,%d,%s\n", bline, bblock, bway, btaken))
         emit(format("BRF:%d\nBRH:%d\n", brf, brh))
       end
       stats.branches, stats.branches_hit = stats.branches + brf, stats.branches_hit + brh
-      local counts, lh = {}, 0
-      local el = e.lines
+      local lh = 0
       for i = 1, nlns do
-        local n = el[lns[i]]
-        counts[i] = n
-        if n > 0 then lh = lh + 1 end
+        if counts[i] > 0 then lh = lh + 1 end
       end
       emit(format_rows("DA:%d,%d\n", lns, counts))
       emit(format("LF:%d\nLH:%d\nend_of_record\n", nlns, lh))

@@ -91,14 +91,45 @@ local function same_columns(what, f, a, b)
   return n
 end
 
+-- Every file of FILES (C) and REF (the reference) alike: paths in the same
+-- order, then each one's lines and branches columns.  Returns how many rows.
+local function same_files(files, ref_files)
+  local paths, ref_paths = files:paths(), ref_files:paths()
+  local rows = 0
+  local function columns(what, a, b)
+    for c = 1, #b do
+      if #a[c] ~= #b[c] then error(string.format("%s: %d rows, reference %d", what, #a[c], #b[c]), 0) end
+      for i = 1, #b[c] do
+        if a[c][i] ~= b[c][i] then
+          error(string.format("%s: column %d row %d = %s, reference %s", what, c, i, a[c][i], b[c][i]), 0)
+        end
+      end
+    end
+    return #b[1]
+  end
+  columns("source_files paths", { paths }, { ref_paths })
+  for _, path in ipairs(ref_paths) do
+    rows = rows + columns("source_files lines " .. path, { files:lines(path) }, { ref_files:lines(path) })
+    rows = rows + columns("source_files branches " .. path, { files:branches(path) }, { ref_files:branches(path) })
+  end
+  return rows
+end
+
 return {
   name = "check_source",
   outputs = "one line: how many functions, lines and branch ways agree",
   probes = { entry = true },
   report = function(run)
     local nf, nl, nb, nr, ng = 0, 0, 0, 0, 0
+    local files, ref_files = lazyprobe.source_files(), ref.source_files(lazyprobe.lines)
     for _, f in ipairs(run.functions) do
       if f.state ~= "native" then
+        -- source_files first, while the graph is only in C
+        local file, line = files:add(f)
+        local ref_file, ref_line = ref_files:add(f)
+        if file ~= ref_file or (ref_file and line ~= ref_line) then
+          error(string.format("source_files add %s: %s:%s, reference %s:%s", f.name, file, line, ref_file, ref_line), 0)
+        end
         -- first from the graph in C (not read yet), then from the tables the
         -- reference's reads made
         local columns = lazyprobe.graph_columns(f)
@@ -115,7 +146,8 @@ return {
         nf = nf + 1
       end
     end
+    local ns = same_files(files, ref_files)
     lazyprobe.print(string.format("check_source: %d functions, %d lines, %d branch ways agree, %d rows formatted alike, "
-                                  .. "%d graph elements alike", nf, nl, nb, nr, ng))
+                                  .. "%d graph elements alike, %d source file rows alike", nf, nl, nb, nr, ng, ns))
   end,
 }

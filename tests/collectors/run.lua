@@ -57,6 +57,7 @@ local function mock_library(outdir, line_tables, real_files)
   local lines = lib.lines or function() return nil, "no line table" end
   function lib.line_counts(f) return ref.line_counts(lines, f) end
   function lib.branch_counts(f) return ref.branch_counts(lines, f) end
+  function lib.source_files() return ref.source_files(lines) end
   lib.format_rows = ref.format_rows
   lib.graph_columns = ref.graph_columns
   return lib

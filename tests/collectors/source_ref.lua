@@ -9,6 +9,8 @@
 --   line-table reader (lazyprobe.lines, or run.lua's mock); same results as
 --   the C functions: columns sorted by file then line (line_counts), ways out
 --   in branch-point order (branch_counts), or nil, message.
+--   ref.source_files(lines): what lazyprobe.source_files() is, built on the
+--   two above: add(f), paths(), lines(path), branches(path).
 --   ref.format_rows(format, column, ...): string.format row by row.
 --   ref.graph_columns(f): f.blocks, f.edges, f.calls turned into columns.
 local ref = {}
@@ -144,6 +146,79 @@ function ref.branch_counts(lines, f)
     end
   end
   return out
+end
+
+-- The run's counts gathered per source file: files:add(f) adds f's
+-- line_counts and branch_counts (returns entry_file, entry_line, or nil,
+-- message); files:paths() the paths in the order they came;
+-- files:lines(path) the columns line, count, lines increasing, counts of a
+-- line added over functions; files:branches(path) the columns line, block,
+-- way, taken of the ways out on lines that lines(path) has, by line, then in
+-- the order they came, block numbering a line's points from 0 and way a
+-- point's ways from 0.
+function ref.source_files(lines)
+  local files, order = {}, {}
+  local function file(path)
+    if not files[path] then
+      files[path] = { count = {}, ways = {}, points = {} }
+      order[#order + 1] = path
+    end
+    return files[path]
+  end
+  local t = {}
+  function t:add(f)
+    local lc, err = ref.line_counts(lines, f)
+    if not lc then return nil, err end
+    for i = 1, #lc.file do
+      local e = file(lc.file[i])
+      e.count[lc.line[i]] = (e.count[lc.line[i]] or 0) + lc.count[i]
+    end
+    local br = ref.branch_counts(lines, f)
+    local last_point, seq, way
+    for i = 1, #br.file do
+      local e = file(br.file[i])
+      local line = br.line[i]
+      if br.point[i] ~= last_point then -- a new point: the next block number of its line
+        last_point = br.point[i]
+        seq = e.points[line] or 0
+        e.points[line] = seq + 1
+        way = 0
+      end
+      e.ways[line] = e.ways[line] or {}
+      table.insert(e.ways[line], { block = seq, way = way, taken = br.taken[i] })
+      way = way + 1
+    end
+    return lc.entry_file, lc.entry_line
+  end
+  function t:paths() return { table.unpack(order) } end
+  local function sorted_lines(e)
+    local ls = {}
+    for line in pairs(e.count) do ls[#ls + 1] = line end
+    table.sort(ls)
+    return ls
+  end
+  function t:lines(path)
+    local line, count = {}, {}
+    local e = files[path]
+    if e then
+      for i, l in ipairs(sorted_lines(e)) do line[i], count[i] = l, e.count[l] end
+    end
+    return line, count
+  end
+  function t:branches(path)
+    local line, block, way, taken = {}, {}, {}, {}
+    local e = files[path]
+    if e then
+      for _, l in ipairs(sorted_lines(e)) do
+        for _, w in ipairs(e.ways[l] or {}) do
+          local n = #line + 1
+          line[n], block[n], way[n], taken[n] = l, w.block, w.way, w.taken
+        end
+      end
+    end
+    return line, block, way, taken
+  end
+  return t
 end
 
 -- string.format(format, c1[i], c2[i], ...) for i = 1 .. #c1, concatenated;
