@@ -174,15 +174,19 @@ static lp_status run_program(interp *in, const uint8_t *program, size_t size, fr
   return fde ? push_row(in, loc, s) : LP_OK;
 }
 
-/* The row holding at ADDR (the last whose loc <= ADDR; the first before it). */
-static const frame_state *state_at(const interp *in, uint64_t addr) {
+/* The index of the row holding at ADDR (the last whose loc <= ADDR; the first
+ * before it).  HINT, the answer for the previous address, is tried first:
+ * the copy's instructions come mostly in address order. */
+static size_t row_at(const interp *in, uint64_t addr, size_t hint) {
+  if (hint < in->nrows && in->rows[hint].loc <= addr && (hint + 1 == in->nrows || in->rows[hint + 1].loc > addr))
+    return hint;
   size_t lo = 0, hi = in->nrows;
   while (lo + 1 < hi) {
     size_t mid = (lo + hi) / 2;
     if (in->rows[mid].loc <= addr) lo = mid;
     else hi = mid;
   }
-  return &in->rows[lo].state;
+  return lo;
 }
 
 /* }=== */
@@ -250,10 +254,12 @@ static lp_status put_program(dw_buf *o, const interp *in, const reloc_plan *plan
   uint64_t lo = in->cfi->pc_begin, hi = lo + in->cfi->pc_range;
   const frame_state *last = NULL; /* the row cur was last compared with, and its sp_below */
   uint32_t last_below = 0;
+  size_t hint = 0;
   for (size_t k = 0; k < norigins; k++) {
     uint64_t orig = origins[k].orig;
     if (orig == RELOC_ORIGIN_DATA || orig < lo || orig > hi) continue; /* keeps the state before */
-    const frame_state *s = state_at(in, orig);
+    hint = row_at(in, orig, hint);
+    const frame_state *s = &in->rows[hint].state;
     if (s == last && origins[k].sp_below == last_below) continue; /* the same state again */
     last = s;
     last_below = origins[k].sp_below;
