@@ -36,11 +36,6 @@
 #include "launch.h"
 #include "session_internal.h"
 
-/* After resuming a thread from one of our traps, poll for the next stop this
- * long before sleeping: first hits come in bursts, and a sleeping tracer costs
- * a cross-CPU wake-up per trap (~50 us round trip here against ~16 us polled,
- * see docs/PERFORMANCE.md). */
-#define SPIN_NS 50000ull
 #define SWEEP_MS 50         /* how often covered probes are removed */
 #define DURATION_CHECK_MS 100 /* how often the end of an attach --duration is looked for */
 #define PROLOGUE_BYTES 5    /* what a later entry patch overwrites */
@@ -438,17 +433,10 @@ static void let_go_all(core_session *s) {
 
 /* {=== event loop ===*/
 
-/* The next stop or end of any traced task, polled for a while if SPIN. */
-static pid_t wait_any(int *status, bool spin) {
-  if (spin) {
-    uint64_t deadline = core_now_ns() + SPIN_NS;
-    do {
-      pid_t tid = waitpid(-1, status, __WALL | WNOHANG);
-      if (tid != 0) return tid;
-    } while (core_now_ns() < deadline);
-  }
-  return waitpid(-1, status, __WALL);
-}
+/* The next stop or end of any traced task.  It sleeps: polling for the next
+ * first hit (it often comes 20-50 us after the last) saved wall time but cost
+ * more CPU time than it saved (docs/PERFORMANCE.md, session 12). */
+static pid_t wait_any(int *status) { return waitpid(-1, status, __WALL); }
 
 static volatile sig_atomic_t ticked;
 
@@ -503,8 +491,8 @@ static void on_tick(core_session *s, uint64_t *next_tick, uint64_t deadline) {
   }
 }
 
-/* One stop of a traced thread. *SPIN: poll for the next one. */
-static lp_status on_stop(core_session *s, thread *th, int status, bool *spin) {
+/* One stop of a traced thread. */
+static lp_status on_stop(core_session *s, thread *th, int status) {
   pid_t tid = th->tid;
   int sig = WSTOPSIG(status), event = status >> 16;
   switch (event) {
@@ -519,7 +507,6 @@ static lp_status on_stop(core_session *s, thread *th, int status, bool *spin) {
       if (ours) sig = 0;
       else if (process_keep_sigtrap_action(s, th->proc, tid) != LP_OK)
         fprintf(stderr, "lazyprobe: process %d: SIGTRAP action not checked: %s\n", (int)th->proc->pid, lp_error());
-      *spin = ours;
     }
     resume(s, tid, sig);
     break;
@@ -555,7 +542,6 @@ static lp_status on_stop(core_session *s, thread *th, int status, bool *spin) {
 lp_status core_session_run(core_session *s, int *wait_status) {
   for (size_t t = 0; t < s->nthreads; t++) resume(s, s->threads[t].tid, 0);
   start_ticks(s);
-  bool spin = true;
   uint64_t next_tick = core_now_ns() + (uint64_t)s->opt.tick_ms * 1000000;
   uint64_t deadline = s->opt.duration_ms ? core_now_ns() + (uint64_t)s->opt.duration_ms * 1000000 : 0;
   *wait_status = 0;
@@ -570,8 +556,7 @@ lp_status core_session_run(core_session *s, int *wait_status) {
       ticked = 0;
       on_tick(s, &next_tick, deadline);
     }
-    pid_t tid = wait_any(&status, spin);
-    spin = false;
+    pid_t tid = wait_any(&status);
     if (tid < 0) {
       if (errno == EINTR) continue;
       stop_ticks(s);
@@ -594,7 +579,7 @@ lp_status core_session_run(core_session *s, int *wait_status) {
       else resume(s, tid, 0);
       continue;
     }
-    LP_CHECK(on_stop(s, th, status, &spin));
+    LP_CHECK(on_stop(s, th, status));
   }
 }
 
