@@ -1,7 +1,8 @@
 /* breaks.c — the lazy break manager of one process: an int3 at the entry of
  * every selected function; a hit relocates the whole function with its
- * probes (and its direct callees too, so that they never trap; calls from a
- * copy go straight to the callee's copy when there is one), writes the copy to
+ * probes (and its direct callees, theirs, ... EAGER_DEPTH calls deep, so that
+ * they never trap; calls from a copy go straight to the callee's copy when
+ * there is one), writes the copy to
  * the module's arena, patches the entry with a jmp to it (bytes 1..4 first, the
  * int3 in byte 0 replaced last, so no thread ever runs a half-written
  * instruction) and resumes the thread in the copy.  Entries too small for a jmp,
@@ -33,7 +34,8 @@
 
 #define JMP_REL32 0xe9
 #define JMP_REL32_SIZE 5
-#define MAX_EAGER 64 /* callees instrumented along with one first hit */
+#define MAX_EAGER 64  /* callees of one function instrumented along with it */
+#define EAGER_DEPTH 4 /* calls deep from a first hit (docs/PERFORMANCE.md, session 12) */
 
 static uint8_t original_byte(const pmodule *m, uint64_t link_addr) {
   return m->file->image.bytes[link_addr - m->file->image.base];
@@ -445,12 +447,14 @@ static reloc_function_desc function_desc(const pmodule *m, const core_function *
   };
 }
 
-/* Relocates function I of module M.  With EAGER (a first hit), its direct
- * callees are relocated too, in the same stop, so that they never trap: one
- * trap round trip costs several times a relocation (docs/PERFORMANCE.md).
- * Each of the NRESUME requests gets the address in the copy where a thread
- * of the original goes on (0: nowhere, it stays in the original). */
-static lp_status instrument(core_session *s, process *p, pmodule *m, long i, bool eager, breaks_resume *resume,
+/* Relocates function I of module M.  With DEPTH > 0 (a first hit), its
+ * direct callees are relocated too, in the same stop, with DEPTH - 1, so that
+ * they never trap: a trap round trip costs the tracer and the program more
+ * than a relocation of a function that may never run (docs/PERFORMANCE.md).
+ * Callees first: the copy then calls theirs directly.  Each of the NRESUME
+ * requests gets the address in the copy where a thread of the original goes
+ * on (0: nowhere, it stays in the original). */
+static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int depth, breaks_resume *resume,
                             size_t nresume) {
   const core_function *fn = &m->file->module->functions[i];
   uint64_t entry = fn->addr + m->bias;
@@ -463,14 +467,14 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, boo
   reloc_info info;
   if (reloc_plan_function(&desc, &probes, &plan, &info) != LP_OK) return leave_native(s, p, m, i, lp_error());
 
-  if (eager) {
+  if (depth > 0) {
     uint64_t callees[MAX_EAGER];
     size_t n = reloc_callees(plan, callees, MAX_EAGER);
     for (size_t k = 0; k < n && k < MAX_EAGER; k++) {
       long j;
       pmodule *cm = process_module_at(p, callees[k], &j);
       if (!cm || j < 0 || cm->fns[j].state != SHM_NOT_RUN) continue;
-      lp_status st = instrument(s, p, cm, j, false, NULL, 0);
+      lp_status st = instrument(s, p, cm, j, depth - 1, NULL, 0);
       if (st != LP_OK) {
         reloc_plan_free(plan);
         return st;
@@ -860,7 +864,7 @@ lp_status breaks_instrument_running(core_session *s, process *p, pmodule *m, lon
   for (size_t k = 0; k < nresume; k++) resume[k].copy = 0;
   if (m->fns[i].state != SHM_NOT_RUN) return LP_OK;
   uint64_t t0 = core_now_ns();
-  LP_CHECK(instrument(s, p, m, i, false, resume, nresume));
+  LP_CHECK(instrument(s, p, m, i, 0, resume, nresume));
   describe_stop(p);
   s->stats.instrument_ns += core_now_ns() - t0;
   return LP_OK;
@@ -893,7 +897,7 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
 
   uint64_t t0 = core_now_ns();
   if (m->fns[i].state == SHM_NOT_RUN) {
-    LP_CHECK(instrument(s, p, m, i, true, NULL, 0));
+    LP_CHECK(instrument(s, p, m, i, EAGER_DEPTH, NULL, 0));
     describe_stop(p);
     s->stats.instrument_ns += core_now_ns() - t0;
   } else if (m->fns[i].state == SHM_TRAPPED) {
