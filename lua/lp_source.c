@@ -224,17 +224,23 @@ static uint64_t line_key(const line_set *s, const core_line *row) {
   return (uint64_t)s->ranks[row->file] << 32 | row->line;
 }
 
+/* Room for NEED elements in *V (*CAP of them now); false when out of memory. */
+static bool grow(line_count **v, size_t *cap, size_t need) {
+  if (need <= *cap) return true;
+  size_t c = *cap ? *cap : 64;
+  while (c < need) c *= 2;
+  line_count *grown = realloc(*v, c * sizeof *grown);
+  if (!grown) return false;
+  *v = grown;
+  *cap = c;
+  return true;
+}
+
 static void put(line_set *s, const core_line *row, lua_Integer count) {
   if (row->line == 0) return;
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? 2 * s->cap : 64;
-    line_count *grown = realloc(s->v, cap * sizeof *grown);
-    if (!grown) {
-      s->failed = true;
-      return;
-    }
-    s->v = grown;
-    s->cap = cap;
+  if (!grow(&s->v, &s->cap, s->n + 1)) {
+    s->failed = true;
+    return;
   }
   s->v[s->n++] = (line_count){line_key(s, row), row->file, count};
 }
@@ -578,16 +584,6 @@ typedef struct src_files {
   uint32_t points, ways; /* branch points and ways added so far */
 } src_files;
 
-static bool grow(line_count **v, size_t *cap, size_t need) {
-  if (need <= *cap) return true;
-  size_t c = *cap ? *cap : 64;
-  while (c < need) c *= 2;
-  line_count *grown = realloc(*v, c * sizeof *grown);
-  if (!grown) return false;
-  *v = grown;
-  *cap = c;
-  return true;
-}
 
 /* The index of the file whose path is at index P, added if new; PATHS is the
  * index of the user value table.  -1 when out of memory. */
