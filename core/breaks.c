@@ -2,10 +2,10 @@
  * every selected function; a hit relocates the whole function with its
  * probes (and its direct callees, theirs, ... EAGER_DEPTH calls deep, so that
  * they never trap; calls from a copy go straight to the callee's copy when
- * there is one), writes the copy to
- * the module's arena, patches the entry with a jmp to it (bytes 1..4 first, the
- * int3 in byte 0 replaced last, so no thread ever runs a half-written
- * instruction) and resumes the thread in the copy.  Entries too small for a jmp,
+ * there is one), writes the copy to the module's arena, patches the entry
+ * with a jmp to it (bytes 1..4 first, the int3 in byte 0 replaced last, so
+ * no thread ever runs a half-written instruction) and resumes the thread in
+ * the copy.  Entries too small for a jmp,
  * parts of another function's frame (gcc's FUNC.cold, seen in their FDE) and
  * entries that some copy branches into past their first byte keep their
  * break: every call traps and is sent to the copy ("trapped").  A

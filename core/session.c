@@ -433,11 +433,6 @@ static void let_go_all(core_session *s) {
 
 /* {=== event loop ===*/
 
-/* The next stop or end of any traced task.  It sleeps: polling for the next
- * first hit (it often comes 20-50 us after the last) saved wall time but cost
- * more CPU time than it saved (docs/PERFORMANCE.md, session 12). */
-static pid_t wait_any(int *status) { return waitpid(-1, status, __WALL); }
-
 static volatile sig_atomic_t ticked;
 
 static void on_alarm(int sig) {
@@ -556,7 +551,10 @@ lp_status core_session_run(core_session *s, int *wait_status) {
       ticked = 0;
       on_tick(s, &next_tick, deadline);
     }
-    pid_t tid = wait_any(&status);
+    /* the next stop or end of any task; sleeping: polling for the next first
+     * hit (it often comes 20-50 us after the last) cost more CPU time than it
+     * saved (docs/PERFORMANCE.md, session 12) */
+    pid_t tid = waitpid(-1, &status, __WALL);
     if (tid < 0) {
       if (errno == EINTR) continue;
       stop_ticks(s);
