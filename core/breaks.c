@@ -1,11 +1,12 @@
 /* breaks.c — the lazy break manager of one process: an int3 at the entry of
- * every selected function; a hit relocates the whole function with its
- * probes (and its direct callees, theirs, ... EAGER_DEPTH calls deep, so that
- * they never trap; calls from a copy go straight to the callee's copy when
- * there is one), writes the copy to the module's arena, patches the entry
- * with a jmp to it (bytes 1..4 first, the int3 in byte 0 replaced last, so
- * no thread ever runs a half-written instruction) and resumes the thread in
- * the copy.  Entries too small for a jmp,
+ * every selected function (or a jmp to its stub, stubs.c: the first call then
+ * asks for the copy without a stop); a hit relocates the whole function with
+ * its probes (and its direct callees, theirs, ... EAGER_DEPTH calls deep, so
+ * that they never trap; calls from a copy go straight to the callee's copy
+ * when there is one), writes the copy to the module's arena, patches the
+ * entry with a jmp to it (an int3 in byte 0 first where a jmp was, bytes 1..4,
+ * byte 0 last, so no thread ever runs a half-written instruction) and resumes
+ * the thread in the copy (or lets the stub's waiters go).  Entries too small for a jmp,
  * parts of another function's frame (gcc's FUNC.cold, seen in their FDE) and
  * entries that some copy branches into past their first byte keep their
  * break: every call traps and is sent to the copy ("trapped").  A
@@ -41,9 +42,9 @@ static uint8_t original_byte(const pmodule *m, uint64_t link_addr) {
   return m->file->image.bytes[link_addr - m->file->image.base];
 }
 
-/* Writes an int3 (or, with RESTORE, the original bytes: one, or the five of a
- * patched entry) at the entry of every function of M whose state is in MASK,
- * one read and one write per page. */
+/* Writes an int3, or the jmp to its stub (or, with RESTORE, the original
+ * bytes: one, or the five under a jmp) at the entry of every function of M
+ * whose state is in MASK, one read and one write per page. */
 lp_status breaks_write(process *p, pmodule *m, unsigned mask, bool restore) {
   const core_module *mod = m->file->module;
   uint8_t page[PAGE + JMP_REL32_SIZE];
@@ -58,12 +59,15 @@ lp_status breaks_write(process *p, pmodule *m, unsigned mask, bool restore) {
     for (; i < mod->nfunctions && ((mod->functions[i].addr + m->bias) & ~(PAGE - 1)) == base; i++) {
       if (!(mask & (1u << m->fns[i].state))) continue;
       uint64_t link = mod->functions[i].addr, at = link + m->bias;
-      size_t n = restore && m->fns[i].state == SHM_RELOCATED ? JMP_REL32_SIZE : 1;
-      if (at - base + n > end) { /* a patched entry that crosses the page */
+      bool stub = m->fns[i].stub && m->fns[i].state == SHM_NOT_RUN;
+      size_t n = stub || (restore && m->fns[i].state == SHM_RELOCATED) ? JMP_REL32_SIZE : 1;
+      if (at - base + n > end) { /* a jmp that crosses the page */
         LP_CHECK(core_mem_read(&p->target, base + PAGE, page + PAGE, JMP_REL32_SIZE));
         end = PAGE + JMP_REL32_SIZE;
       }
-      for (size_t k = 0; k < n; k++) page[at - base + k] = restore ? original_byte(m, link + k) : INT3;
+      uint8_t jmp[JMP_REL32_SIZE] = {INT3};
+      if (stub && !restore) stubs_entry(m, (long)i, jmp);
+      for (size_t k = 0; k < n; k++) page[at - base + k] = restore ? original_byte(m, link + k) : jmp[k];
     }
     LP_CHECK(core_mem_write(&p->target, base, page, end));
   }
@@ -85,17 +89,47 @@ lp_status breaks_restore_all(process *p) {
                                  true);
     if (st == LP_OK) st = one;
   }
+  if (st == LP_OK) stubs_release_all(p);
   return st;
+}
+
+/* Makes the entry at AT hold the N bytes WANT while threads may run: with
+ * more than one byte and more than one thread that might meet it, an int3
+ * first (unless BRK_THERE: one is), then bytes 1..N-1, then byte 0, so that
+ * no thread runs a half-written instruction (one that meets the int3 is
+ * sent on by breaks_on_trap). */
+static lp_status write_entry(process *p, uint64_t at, const uint8_t *want, size_t n, bool brk_there) {
+  if (n == 1 || p->refs == 1) return core_mem_write(&p->target, at, want, n);
+  uint8_t brk = INT3;
+  if (!brk_there) LP_CHECK(core_mem_write(&p->target, at, &brk, 1));
+  LP_CHECK(core_mem_write(&p->target, at + 1, want + 1, n - 1));
+  return core_mem_write(&p->target, at, want, 1);
+}
+
+/* An int3 at the entry of function I of M, the original bytes after it (a
+ * jmp to its stub there before), its stub's waiters let go. */
+static lp_status entry_break(process *p, pmodule *m, long i) {
+  uint64_t link = m->file->module->functions[i].addr;
+  uint8_t brk[JMP_REL32_SIZE] = {INT3};
+  size_t n = m->fns[i].stub ? JMP_REL32_SIZE : 1;
+  for (size_t k = 1; k < n; k++) brk[k] = original_byte(m, link + k);
+  LP_CHECK(write_entry(p, link + m->bias, brk, n, false));
+  stubs_release(p, m, i);
+  return LP_OK;
 }
 
 static lp_status leave_native(core_session *s, process *p, pmodule *m, long i, const char *why) {
   const core_function *fn = &m->file->module->functions[i];
-  uint8_t orig = original_byte(m, fn->addr);
+  uint8_t orig[JMP_REL32_SIZE];
+  size_t n = m->fns[i].stub ? JMP_REL32_SIZE : 1;
+  for (size_t k = 0; k < n; k++) orig[k] = original_byte(m, fn->addr + k);
   m->fns[i].state = SHM_NATIVE;
   shm_set_state(&p->counters, m->first + (uint32_t)i, SHM_NATIVE, why);
   s->stats.native++;
   fprintf(stderr, "lazyprobe: not instrumented: %s: %s\n", fn->name, why);
-  return core_mem_write(&p->target, fn->addr + m->bias, &orig, 1);
+  LP_CHECK(write_entry(p, fn->addr + m->bias, orig, n, !m->fns[i].stub));
+  stubs_release(p, m, i);
+  return LP_OK;
 }
 
 typedef struct link_ctx {
@@ -104,9 +138,9 @@ typedef struct link_ctx {
 
 /* TARGET, where a new copy branches, is no entry of M.  If it lies in the
  * first bytes of one (gcc's hot part jumping into its FUNC.cold part past
- * the part's start), that entry must never hold a jmp: one already patched
- * gets its break back, the int3 first, then its original bytes 1..4 (the
- * copy branching there is not running yet). */
+ * the part's start), that entry must never hold a jmp: one already patched,
+ * or leading to its stub, gets its break back, the int3 first, then its
+ * original bytes 1..4 (the copy branching there is not running yet). */
 static void keep_entry_break(process *p, pmodule *m, uint64_t target) {
   const core_module *mod = m->file->module;
   const core_function *fn = core_module_function_at(mod, target - m->bias);
@@ -114,6 +148,10 @@ static void keep_entry_break(process *p, pmodule *m, uint64_t target) {
   size_t e = (size_t)(fn - mod->functions);
   fn_state *f = &m->fns[e];
   f->entered_inside = true;
+  if (f->state == SHM_NOT_RUN && f->stub) {
+    entry_break(p, m, (long)e);
+    return;
+  }
   if (f->state != SHM_RELOCATED) return;
   uint64_t entry = mod->functions[e].addr;
   uint8_t brk = INT3, rest[JMP_REL32_SIZE - 1];
@@ -447,6 +485,23 @@ static reloc_function_desc function_desc(const pmodule *m, const core_function *
   };
 }
 
+/* Why the entry of function I of M (CFI: its call frame information, if
+ * any) may not become a jmp: its bytes 1..4 are not its own or something may
+ * branch into them (a part of another function's frame is entered by jumps,
+ * anywhere in it); NULL when it may. */
+static const char *jump_refused(const pmodule *m, long i, const reloc_cfi *cfi) {
+  if (m->file->module->functions[i].room < JMP_REL32_SIZE) return "entry too small for a jmp";
+  if (m->fns[i].entered_inside) return "another function jumps into its first bytes";
+  if (cfi && !reloc_cfi_starts_called(cfi)) return "a part of another function's frame";
+  return NULL;
+}
+
+bool breaks_may_jump(const pmodule *m, long i) {
+  reloc_cfi cfi;
+  bool has_cfi = find_cfi(m, &m->file->module->functions[i], &cfi);
+  return !jump_refused(m, i, has_cfi ? &cfi : NULL);
+}
+
 /* Relocates function I of module M.  With DEPTH > 0 (a first hit), its
  * direct callees are relocated too, in the same stop, with DEPTH - 1, so that
  * they never trap: a trap round trip costs the tracer and the program more
@@ -513,27 +568,18 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
   free(copy);
   LP_CHECK(st);
 
-  /* A jmp may overwrite bytes 1..4 only if they belong to this function and no
-   * path can come to them: none that leaves the copy back into the original
-   * body, no branch from elsewhere (a part of another function's frame is
-   * entered by jumps, anywhere in it). */
-  const char *keep_break = NULL;
-  if (fn->room < JMP_REL32_SIZE) keep_break = "entry too small for a jmp";
-  else if (info.leaves_to_original && info.min_inner_target < JMP_REL32_SIZE)
+  const char *keep_break = jump_refused(m, i, has_cfi ? &cfi : NULL);
+  if (!keep_break && info.leaves_to_original && info.min_inner_target < JMP_REL32_SIZE)
     keep_break = "body re-entered from outside the copy";
-  else if (m->fns[i].entered_inside) keep_break = "another function jumps into its first bytes";
-  else if (has_cfi && !reloc_cfi_starts_called(&cfi)) keep_break = "a part of another function's frame";
   bool patch = !keep_break;
-  if (patch) {
+  if (patch) { /* the only thread is stopped or in the stub, or others may run */
     int32_t rel = (int32_t)(dest - (entry + JMP_REL32_SIZE));
     uint8_t jmp[JMP_REL32_SIZE] = {JMP_REL32};
     memcpy(jmp + 1, &rel, sizeof rel);
-    if (p->refs == 1) { /* its only thread is stopped: one write */
-      LP_CHECK(core_mem_write(&p->target, entry, jmp, sizeof jmp));
-    } else {
-      LP_CHECK(core_mem_write(&p->target, entry + 1, jmp + 1, sizeof rel));
-      LP_CHECK(core_mem_write(&p->target, entry, jmp, 1)); /* the int3 goes last */
-    }
+    LP_CHECK(write_entry(p, entry, jmp, sizeof jmp, !m->fns[i].stub));
+    stubs_release(p, m, i);
+  } else if (m->fns[i].stub) {
+    LP_CHECK(entry_break(p, m, i));
   }
   m->fns[i].copy = dest;
   m->fns[i].state = patch ? SHM_RELOCATED : SHM_TRAPPED;
@@ -859,6 +905,20 @@ static uint64_t second_copy(const process *p, uint64_t at) {
 
 /* }=== */
 
+lp_status breaks_on_request(core_session *s, process *p, pmodule *m, long i) {
+  if (m->fns[i].state == SHM_NOT_RUN && m->fns[i].stub) {
+    uint64_t t0 = core_now_ns();
+    LP_CHECK(instrument(s, p, m, i, EAGER_DEPTH, NULL, 0));
+    describe_stop(p);
+    s->stats.instrument_ns += core_now_ns() - t0;
+    s->stats.stub_hits++;
+  }
+  if (m->fns[i].stub) /* a fork child's entry its parent moved on before the fork event came */
+    return entry_break(p, m, i);
+  stubs_release(p, m, i);
+  return LP_OK;
+}
+
 lp_status breaks_instrument_running(core_session *s, process *p, pmodule *m, long i, breaks_resume *resume,
                                     size_t nresume) {
   for (size_t k = 0; k < nresume; k++) resume[k].copy = 0;
@@ -897,6 +957,7 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
 
   uint64_t t0 = core_now_ns();
   if (m->fns[i].state == SHM_NOT_RUN) {
+    s->stats.trap_hits++;
     LP_CHECK(instrument(s, p, m, i, EAGER_DEPTH, NULL, 0));
     describe_stop(p);
     s->stats.instrument_ns += core_now_ns() - t0;

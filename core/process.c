@@ -399,7 +399,11 @@ static lp_status arm_modules(core_session *s, process *p, pid_t tid, uint64_t sc
   lp_status closed = close_in_target(s, p, tid, scratch, fd);
   LP_CHECK(st);
   LP_CHECK(closed);
-  for (size_t k = from; k < p->nmods; k++) LP_CHECK(breaks_write(p, &p->mods[k], 1u << SHM_NOT_RUN, false));
+  for (size_t k = from; k < p->nmods; k++) {
+    if (stubs_arm(p, &p->mods[k]) != LP_OK)
+      fprintf(stderr, "lazyprobe: %s: first hits trap: %s\n", p->mods[k].file->path, lp_error());
+    LP_CHECK(breaks_write(p, &p->mods[k], 1u << SHM_NOT_RUN, false));
+  }
   return LP_OK;
 }
 
@@ -543,6 +547,10 @@ lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch
                   (uint64_t)-1, 0, &page));
   p->scratch = (uint64_t)page;
   p->libc = libc_selected ? NULL : libc; /* dlopen must not meet our breaks in malloc */
+  /* Stubs only where no thread may be inside a function's first bytes: a
+   * launched image, one thread, at its entry. */
+  p->stubs = s->doorbell && !s->opt.attach && p->refs == 1;
+  p->bell_slot = SHM_NONE;
   p->libc_bias = libc_bias;
   if (p->libc && !s->opt.attach && load_gdbjit(s, p, tid, p->libc, p->libc_bias) != LP_OK)
     fprintf(stderr, "lazyprobe: process %d: gdb will not see the copies: %s\n", (int)p->pid, lp_error());
@@ -561,6 +569,7 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   p->refs = 0;
   p->image = 1;
   p->remap = true;
+  p->watched = false; /* its own bell, once its file is mapped */
   p->target.mem_fd = -1;
   p->counters.fd = -1;
   p->counters.base = NULL;

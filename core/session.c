@@ -2,6 +2,9 @@
  *
  * Start-up: launch to AT_ENTRY (or attach to every thread of a running
  * process and stop them), then set the process up (process.c) and let it run.
+ * The loop sleeps in poll() on a signalfd of SIGCHLD (blocked meanwhile: a
+ * traced task stopped or ended) and on the doorbell (doorbell.h: a stub asks
+ * for a first hit, served by stubs.c without stopping anything).
  * Every stop comes here: our breaks go to the break manager (breaks.c) or to
  * the loader's hook (modules loaded or unloaded), new tasks are added, and:
  *
@@ -21,11 +24,13 @@
 #include <elf.h>
 #include <errno.h>
 #include <linux/kcmp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/user.h>
@@ -72,6 +77,7 @@ static lp_status add_thread(core_session *s, pid_t tid, process *p, bool started
  * file of a process that has ended (no mapping of it is left anywhere). */
 static void release_process(core_session *s, process *p) {
   if (--p->refs > 0) return;
+  if (p->watched) core_doorbell_forget(s->doorbell, stubs_bell(p));
   const shm_header *h = p->counters.header;
   if (h && (h->end == SHM_EXITED || h->end == SHM_KILLED || h->end == SHM_EXECED)) {
     if (shm_counters_seal(&p->counters, s->opt.outdir_fd, s->opt.outdir) != LP_OK)
@@ -98,6 +104,26 @@ static void resume(core_session *s, pid_t tid, int sig) {
 
 /* {=== our breaks ===*/
 
+/* P's first hits come through its stubs from now on: its bell is watched,
+ * or its stubs become int3s. */
+static void watch_bell(core_session *s, process *p) {
+  if (!p->stubs || p->watched) return;
+  if (core_doorbell_watch(s->doorbell, stubs_bell(p)) == LP_OK) p->watched = true;
+  else if (stubs_disable(p) != LP_OK)
+    fprintf(stderr, "lazyprobe: process %d: %s\n", (int)p->pid, lp_error());
+}
+
+/* Serves the first hits asked for through stubs, once per process. */
+static void serve_stubs(core_session *s) {
+  for (size_t t = 0; t < s->nthreads; t++) {
+    process *p = s->threads[t].proc;
+    bool seen = false;
+    for (size_t u = 0; u < t && !seen; u++) seen = s->threads[u].proc == p;
+    if (!seen && p->ready && p->watched && stubs_serve(s, p) != LP_OK)
+      fprintf(stderr, "lazyprobe: process %d: %s\n", (int)p->pid, lp_error());
+  }
+}
+
 /* A new process image stopped at its entry: set it up.  One that cannot be
  * instrumented runs on untraced. */
 static lp_status on_entry(core_session *s, thread *th, struct user_regs_struct *regs) {
@@ -111,6 +137,7 @@ static lp_status on_entry(core_session *s, thread *th, struct user_regs_struct *
     return LP_ERR;
   }
   p->ready = true;
+  watch_bell(s, p);
   return LP_OK;
 }
 
@@ -187,7 +214,10 @@ static lp_status start_launched(core_session *s) {
   lp_status st = new_process(s->main_pid, 0, 1, &p);
   if (st == LP_OK && (st = add_thread(s, s->main_pid, p, true)) != LP_OK) process_free(p);
   if (st == LP_OK) st = process_setup(s, p, s->main_pid, entry);
-  if (st == LP_OK) p->ready = true;
+  if (st == LP_OK) {
+    p->ready = true;
+    watch_bell(s, p);
+  }
   if (st != LP_OK) {
     kill(s->main_pid, SIGKILL);
     waitpid(s->main_pid, NULL, __WALL);
@@ -289,6 +319,8 @@ lp_status core_session_start(const core_session_options *opt, core_session **out
   if (!s) return lp_fail("out of memory");
   s->opt = *opt;
   lp_status st;
+  if (!opt->attach && !opt->no_stubs && core_doorbell_start(&s->doorbell) != LP_OK)
+    s->doorbell = NULL; /* first hits trap */
   if (opt->attach) {
     st = start_attached(s);
     if (st != LP_OK) let_go_all(s);
@@ -325,9 +357,15 @@ static bool same_memory(pid_t a, pid_t b, int event) {
 
 static lp_status first_stop(core_session *s, thread *th) {
   th->started = true;
-  if (!th->proc->remap) return LP_OK;
-  lp_status st = process_remap(s, th->proc, th->tid);
-  if (st != LP_OK) fprintf(stderr, "lazyprobe: process %d counts into its parent's file: %s\n", (int)th->tid, lp_error());
+  process *p = th->proc;
+  if (!p->remap) return LP_OK;
+  lp_status st = process_remap(s, p, th->tid);
+  if (st != LP_OK) {
+    fprintf(stderr, "lazyprobe: process %d counts into its parent's file: %s\n", (int)th->tid, lp_error());
+    if (p->stubs && stubs_disable(p) != LP_OK) /* they would ring its parent's bell */
+      fprintf(stderr, "lazyprobe: process %d: %s\n", (int)p->pid, lp_error());
+  }
+  watch_bell(s, p);
   return LP_OK;
 }
 
@@ -482,8 +520,22 @@ static void on_tick(core_session *s, uint64_t *next_tick, uint64_t deadline) {
   }
   if (s->opt.tick && s->opt.tick_ms && core_now_ns() >= *next_tick) {
     *next_tick = core_now_ns() + (uint64_t)s->opt.tick_ms * 1000000;
+    sigset_t chld; /* what the collector may start sees SIGCHLD as usual */
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigprocmask(SIG_UNBLOCK, &chld, NULL);
     s->opt.tick(s->opt.tick_ctx);
+    sigprocmask(SIG_BLOCK, &chld, NULL);
   }
+}
+
+/* Sleeps until a task stops or ends (SIGCHLD, read from SIGFD), a stub asks
+ * for a first hit (the doorbell) or a signal comes (the timer's). */
+static void sleep_until_event(const core_session *s, int sigfd) {
+  struct pollfd fds[2] = {{sigfd, POLLIN, 0}, {s->doorbell ? core_doorbell_fd(s->doorbell) : -1, POLLIN, 0}};
+  if (poll(fds, 2, -1) <= 0 || !fds[0].revents) return;
+  struct signalfd_siginfo si;
+  while (read(sigfd, &si, sizeof si) == sizeof si) continue;
 }
 
 /* One stop of a traced thread. */
@@ -534,7 +586,7 @@ static lp_status on_stop(core_session *s, thread *th, int status) {
   return LP_OK;
 }
 
-lp_status core_session_run(core_session *s, int *wait_status) {
+static lp_status run_loop(core_session *s, int *wait_status, int sigfd) {
   for (size_t t = 0; t < s->nthreads; t++) resume(s, s->threads[t].tid, 0);
   start_ticks(s);
   uint64_t next_tick = core_now_ns() + (uint64_t)s->opt.tick_ms * 1000000;
@@ -551,10 +603,15 @@ lp_status core_session_run(core_session *s, int *wait_status) {
       ticked = 0;
       on_tick(s, &next_tick, deadline);
     }
+    if (s->doorbell && core_doorbell_rang(s->doorbell)) serve_stubs(s);
     /* the next stop or end of any task; sleeping: polling for the next first
      * hit (it often comes 20-50 us after the last) cost more CPU time than it
      * saved (docs/PERFORMANCE.md, session 12) */
-    pid_t tid = waitpid(-1, &status, __WALL);
+    pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
+    if (tid == 0) {
+      sleep_until_event(s, sigfd);
+      continue;
+    }
     if (tid < 0) {
       if (errno == EINTR) continue;
       stop_ticks(s);
@@ -581,6 +638,20 @@ lp_status core_session_run(core_session *s, int *wait_status) {
   }
 }
 
+/* Stops of traced tasks are read from a signalfd of SIGCHLD (blocked while
+ * the loop runs), so that one poll waits for them and for the doorbell. */
+lp_status core_session_run(core_session *s, int *wait_status) {
+  sigset_t chld, old;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, &old);
+  int sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+  lp_status st = sigfd >= 0 ? run_loop(s, wait_status, sigfd) : lp_fail("signalfd: %s", strerror(errno));
+  if (sigfd >= 0) close(sigfd);
+  sigprocmask(SIG_SETMASK, &old, NULL);
+  return st;
+}
+
 void core_session_detach(core_session *s) { s->detaching = 1; }
 
 void core_session_forward_signal(core_session *s, int sig) { kill(s->main_pid, sig); }
@@ -605,6 +676,7 @@ const core_session_stats *core_session_get_stats(const core_session *s) { return
 void core_session_free(core_session *s) {
   if (!s) return;
   while (s->nthreads) remove_thread(s, &s->threads[0]);
+  core_doorbell_stop(s->doorbell);
   free(s->threads);
   while (s->files) {
     module_file *f = s->files;

@@ -22,6 +22,7 @@ typedef struct core_session_options {
   int outdir_fd;           /* where the counters files go */
   const char *outdir;      /* its name, for messages and for the target's open() */
   bool atomic;             /* lock-prefixed counters */
+  bool no_stubs;           /* first hits trap (a ptrace stop), none asked for through stubs */
   uint32_t probes;         /* enum shm_probe bits: what the copies count */
   core_selection select;   /* which modules and functions */
   unsigned duration_ms;    /* attach: detach after this long; 0: at the end or on request */
@@ -37,6 +38,8 @@ typedef struct core_session_stats {
   uint64_t eager;          /* of those, instrumented as callees of a first hit, before running */
   uint64_t native;         /* left uninstrumented */
   uint64_t trapped_calls;  /* calls counted by a break */
+  uint64_t trap_hits;      /* first hits that came as a trap (a ptrace stop) */
+  uint64_t stub_hits;      /* first hits asked for through a stub, without a stop */
   uint64_t instrument_ns;  /* handling first hits: trap to resume */
   uint64_t cover_removed;  /* cover probes replaced by NOPs once their block ran */
   uint64_t processes;      /* process images instrumented */

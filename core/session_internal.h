@@ -6,6 +6,7 @@
  *   breaks.c    the lazy break manager of one process: entry breaks, first
  *               hits, entry patches, PLT slots, removal of covered probes,
  *               second copies of hot functions
+ *   stubs.c     first hits asked for through arena stubs, without a stop
  *   adopt.c     attach: frames already running moved into copies */
 #ifndef CORE_SESSION_INTERNAL_H
 #define CORE_SESSION_INTERNAL_H
@@ -16,6 +17,7 @@
 
 #include "arena.h"
 #include "counters.h"
+#include "doorbell.h"
 #include "image.h"
 #include "module.h"
 #include "gdbjit.h"
@@ -39,6 +41,7 @@ typedef struct fn_state {
   uint8_t state;  /* enum shm_state */
   bool entered_inside; /* a copy branches into its first 5 bytes: never a jmp there */
   bool second_looked;  /* considered for re-placing its arcs (breaks.c, once) */
+  bool stub;           /* its entry is a jmp to its stub (stubs.c), not an int3 */
   uint8_t nstrips;     /* copies made without the cover probes that ran (breaks.c) */
   uint32_t strip_covered; /* at the last: its blocks whose probes had run */
   kept_plan *kept;        /* the last's plan (this process's own: a fork child starts without) */
@@ -69,6 +72,8 @@ typedef struct pmodule {
   uint32_t first;         /* its first function in the counters file */
   uint64_t slots;         /* run-time address of slot 0 in the view of the counters near it */
   shm_arena arena;        /* its copies, within reach of it and of the view */
+  uint64_t stubs;         /* run-time address of its stubs in the arena (0: none) */
+  uint32_t state_slot;    /* its functions' stub words (uint32 each) from this slot on */
   fn_state *fns;          /* one per module function */
   bool unloaded;          /* dlclose'd: nothing of it is looked up any more */
 } pmodule;
@@ -97,6 +102,9 @@ typedef struct process {
   uint64_t entry;         /* AT_ENTRY, where a temporary break waits while !ready */
   uint8_t entry_byte;     /* the byte under it */
   bool remap;             /* a fork child whose first stop must map its own counters */
+  bool stubs;             /* entries may be jmps to stubs: first hits asked for, no stop */
+  bool watched;           /* its bell is watched by the session's doorbell */
+  uint32_t bell_slot;     /* the slot whose low word its stubs ring (SHM_NONE: none yet) */
   shm_counters counters;  /* its own file */
   uint64_t scratch;       /* a page of executable memory for remote system calls */
   pmodule *mods;
@@ -144,6 +152,7 @@ struct core_session {
   pid_t early[64];        /* tids whose first stop came before their parent's event */
   size_t nearly;
   volatile int detaching;
+  core_doorbell *doorbell; /* NULL: first hits trap (attach, or no futex_waitv) */
   core_session_stats stats;
 };
 
@@ -184,6 +193,12 @@ lp_status breaks_instrument_running(core_session *s, process *p, pmodule *m, lon
 lp_status adopt_activations(core_session *s, process *p);
 
 lp_status breaks_write(process *p, pmodule *m, unsigned mask, bool restore);
+/* May the entry of function I of M become a 5-byte jmp (room, nothing that
+ * branches into its bytes 1..4)? */
+bool breaks_may_jump(const pmodule *m, long i);
+/* Function I of M was asked for through its stub: relocated if it has not
+ * run, its entry made to lead elsewhere, its stub's waiters let go. */
+lp_status breaks_on_request(core_session *s, process *p, pmodule *m, long i);
 lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours);
 lp_status breaks_restore_all(process *p);
 bool breaks_sweeping(const core_session *s);
@@ -191,5 +206,24 @@ lp_status breaks_sweep(core_session *s, process *p);
 #define SECOND_MS 100 /* how often hot copies are considered for a second copy */
 bool breaks_second_copies(const core_session *s);
 lp_status breaks_second_pass(core_session *s, process *p);
+
+/* stubs.c */
+/* Writes M's stubs into its arena and marks the functions whose entries
+ * breaks_write makes jmps to them, if P has stubs. */
+lp_status stubs_arm(process *p, pmodule *m);
+/* The jmp from the entry of function I of M to its stub. */
+void stubs_entry(const pmodule *m, long i, uint8_t jmp[5]);
+/* The entry of function I of M no longer leads to its stub: its waiters go
+ * on to the entry. */
+void stubs_release(process *p, pmodule *m, long i);
+/* Every entry of P is restored: every waiter goes on. */
+void stubs_release_all(process *p);
+/* Entries of P that still lead to stubs become int3s (P stopped, one thread),
+ * for a process whose bell nobody watches. */
+lp_status stubs_disable(process *p);
+/* P's bell, in the tracer's mapping of its counters file. */
+const volatile uint32_t *stubs_bell(const process *p);
+/* Serves the first hits P's stubs ask for. */
+lp_status stubs_serve(core_session *s, process *p);
 
 #endif

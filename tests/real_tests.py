@@ -262,8 +262,10 @@ def storm_expect(rounds):
 def test_storm(ctx, mode):
     """8 threads make thousands of first calls at once (2000 functions,
     released by a barrier).  atomic: 5 runs under -c calls --atomic, output
-    and every count exact.  plain: 2 runs without --atomic (counts may be
-    lost: output only).  coverage: -c coverage,calls --atomic, then -c
+    and every count exact, every first hit asked for through a stub (--stats
+    trap_hits 0, stub_hits >= 2000: threads racing on one stub, core/stubs.c).
+    plain: 2 runs without --atomic (counts may be lost: output only), the
+    second with --no-stubs (every first hit a trap).  coverage: -c coverage,calls --atomic, then -c
     coverage --atomic, with pauses between rounds so that probe-removal sweeps
     run while threads run: output identical, probes removed, the entries in
     coverage-nolines.txt exact counts in the first run (calls wants them) and 1
@@ -287,7 +289,8 @@ def test_storm(ctx, mode):
         if mode == 'coverage':
             opts = ['-c', 'coverage,calls' if k == 0 else 'coverage', '--atomic', '--stats']
         else:
-            opts = ['-c', 'calls'] + (['--atomic'] if mode == 'atomic' else [])
+            opts = ['-c', 'calls'] + (['--atomic', '--stats'] if mode == 'atomic' else
+                                      ['--no-stubs', '--stats'] if k == 1 else [])
         cmd = [ctx.lp, 'run'] + opts + ['-o', outdir, '--', binary] + args
         lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
         p = same_as_native(nat, lp, 'run %d: ' % k)
@@ -303,6 +306,18 @@ def test_storm(ctx, mode):
             if p:
                 probs += ['%d wrong counts, first: %s' % (len(p), p[0]) + repro(cmd)] + p[1:3]
                 break
+            # every f_NNNN is first called through a pointer (never eager),
+            # by racing threads: each a first hit asked for through its stub
+            st = dict((k2.decode(), int(v)) for k2, v in re.findall(rb'(\w+)=(\d+)', lp[2]))
+            if st.get('trap_hits') != 0 or st.get('stub_hits', 0) < 2000:
+                probs.append('run %d: first hits trapped=%s, through stubs=%s (expected 0, >= 2000)%s'
+                             % (k, st.get('trap_hits'), st.get('stub_hits'), repro(cmd)))
+                break
+        elif mode == 'plain' and k == 1:  # --no-stubs: every first hit traps
+            st = dict((k2.decode(), int(v)) for k2, v in re.findall(rb'(\w+)=(\d+)', lp[2]))
+            if st.get('stub_hits') != 0 or st.get('trap_hits', 0) < 2000:
+                probs.append('run 1 --no-stubs: first hits trapped=%s, through stubs=%s (expected >= 2000, 0)%s'
+                             % (st.get('trap_hits'), st.get('stub_hits'), repro(cmd)))
         elif mode == 'coverage':
             m = re.search(rb'cover_removed=(\d+)', lp[2])
             if not m or int(m.group(1)) == 0:

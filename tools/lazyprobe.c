@@ -3,7 +3,7 @@
  *   lazyprobe run [-c COLLECTORS] [-o DIR] [OPTIONS] -- PROGRAM ARGS...
  *   lazyprobe attach [-c COLLECTORS] [-o DIR] [OPTIONS] [--duration SECONDS] PID
  *   lazyprobe report [-c COLLECTORS] [--pid PID,...] DIR|FILE
- * OPTIONS: --atomic, --stats, --include GLOB, --exclude GLOB (core/select.h)
+ * OPTIONS: --atomic, --stats, --no-stubs, --include GLOB, --exclude GLOB (core/select.h)
  *   lazyprobe collectors
  *
  * Exit status of `run` is the program's (128+N if signal N killed it), of
@@ -40,7 +40,7 @@ static const char usage[] =
     "usage: lazyprobe run [-c COLLECTORS] [-o DIR] [OPTIONS] -- PROGRAM ARGS...\n"
     "       lazyprobe attach [-c COLLECTORS] [-o DIR] [OPTIONS] [--duration SECONDS] PID\n"
     "       lazyprobe report [-c COLLECTORS] [--pid PID,...] DIR|FILE\n"
-    "       OPTIONS: --atomic --stats --include MODULE[:FUNCTION] --exclude MODULE[:FUNCTION]\n"
+    "       OPTIONS: --atomic --stats --no-stubs --include MODULE[:FUNCTION] --exclude MODULE[:FUNCTION]\n"
     "       lazyprobe collectors\n";
 
 static int fail(int code) {
@@ -181,7 +181,7 @@ static void handle_signals(void) {
 
 typedef struct run_args {
   const char *collectors, *outdir;
-  bool atomic, stats;
+  bool atomic, stats, no_stubs;
   unsigned duration;
   core_rule *rules;
   size_t nrules;
@@ -192,8 +192,9 @@ static int parse_run_args(int argc, char **argv, bool attach, run_args *a) {
   static const struct option longopts[] = {{"atomic", no_argument, 0, 'A'},   {"stats", no_argument, 0, 'S'},
                                            {"include", required_argument, 0, 'I'},
                                            {"exclude", required_argument, 0, 'X'},
-                                           {"duration", required_argument, 0, 'D'}, {0, 0, 0, 0}};
-  *a = (run_args){"calls", "lazyprobe-out", false, false, 0, NULL, 0};
+                                           {"duration", required_argument, 0, 'D'},
+                                           {"no-stubs", no_argument, 0, 'N'},       {0, 0, 0, 0}};
+  *a = (run_args){"calls", "lazyprobe-out", false, false, false, 0, NULL, 0};
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "+c:o:", longopts, NULL)) != -1) {
@@ -202,6 +203,7 @@ static int parse_run_args(int argc, char **argv, bool attach, run_args *a) {
     case 'o': a->outdir = optarg; break;
     case 'A': a->atomic = true; break;
     case 'S': a->stats = true; break;
+    case 'N': a->no_stubs = true; break;
     case 'D': {
       char *end;
       long v = strtol(optarg, &end, 10);
@@ -246,11 +248,12 @@ typedef struct cpu_split {
 static void print_stats(const core_session_stats *k, const cpu_split *cpu) {
   fprintf(stderr,
           "lazyprobe: stats: startup_us=%llu functions=%llu instrumented=%llu eager=%llu native=%llu "
-          "trapped_calls=%llu instrument_us=%llu cover_removed=%llu processes=%llu modules=%llu adopted=%llu "
+          "trapped_calls=%llu trap_hits=%llu stub_hits=%llu instrument_us=%llu cover_removed=%llu processes=%llu modules=%llu adopted=%llu "
           "plt_redirected=%llu retreed=%llu stripped=%llu second_us=%llu tracer_cpu_us=%llu program_cpu_us=%llu "
           "report_cpu_us=%llu\n",
           (unsigned long long)k->startup_us, (unsigned long long)k->functions, (unsigned long long)k->instrumented,
           (unsigned long long)k->eager, (unsigned long long)k->native, (unsigned long long)k->trapped_calls,
+          (unsigned long long)k->trap_hits, (unsigned long long)k->stub_hits,
           (unsigned long long)(k->instrument_ns / 1000), (unsigned long long)k->cover_removed,
           (unsigned long long)k->processes, (unsigned long long)k->modules, (unsigned long long)k->adopted,
           (unsigned long long)k->plt_redirected, (unsigned long long)k->retreed, (unsigned long long)k->stripped,
@@ -274,6 +277,7 @@ static int instrument(run_args *a, char *program, char *const *prog_argv, pid_t 
                              .outdir_fd = dirfd,
                              .outdir = a->outdir,
                              .atomic = a->atomic,
+                             .no_stubs = a->no_stubs,
                              .probes = probes,
                              .select = {a->rules, a->nrules},
                              .duration_ms = a->duration * 1000,

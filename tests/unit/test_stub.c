@@ -1,0 +1,100 @@
+/* test_stub.c — arch/x86_64/x64_stub.c run in this process: calls made
+ * through the stubs of three functions reach their entries with every
+ * argument (six integer registers, rax, an xmm register, one on the stack)
+ * and return to the caller with the result, the stack as before; the first
+ * call of each marks its word requested, rings the bell once and waits until
+ * a server thread (the tracer's part) marks it served; a call after that
+ * rings nothing.  Two threads racing on one stub ring it once and both wait
+ * for the same service.  No arguments; exit status 0 when all pass. */
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "unit.h"
+#include "x64_stub.h"
+
+#define NFN 3
+
+static volatile uint32_t *words, *bell;
+static volatile int served_order[8], nserved;
+
+__attribute__((noipa)) static long fn0(long a, long b, long c, long d, long e, long f, double x, long g) {
+  return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + (long)(x * 10) + 8 * g;
+}
+__attribute__((noipa)) static long fn1(long a, long b, long c, long d, long e, long f, double x, long g) {
+  return a * b * c * d * e * f + (long)x - g;
+}
+__attribute__((noipa)) static long fn2(long a, long b, long c, long d, long e, long f, double x, long g) {
+  return a - b - c - d - e - f - (long)x - g;
+}
+typedef long fn_t(long, long, long, long, long, long, double, long);
+
+static long futex(volatile uint32_t *w, int op, uint32_t v) { return syscall(SYS_futex, w, op, v, NULL, NULL, 0); }
+
+/* The tracer's part: each time the bell moves, serves the words asked for
+ * (after a pause, so that the callers wait). */
+static void *server(void *arg) {
+  int rounds = (int)(intptr_t)arg;
+  uint32_t seen = 0;
+  for (int r = 0; r < rounds;) {
+    while (*bell == seen) futex(bell, FUTEX_WAIT, seen);
+    seen = *bell;
+    usleep(20000);
+    for (int i = 0; i < NFN; i++)
+      if (words[i] == X64_STUB_REQUESTED) {
+        served_order[nserved++] = i;
+        __atomic_store_n(&words[i], X64_STUB_SERVED, __ATOMIC_SEQ_CST);
+        futex(&words[i], FUTEX_WAKE, INT32_MAX);
+        r++;
+      }
+  }
+  return NULL;
+}
+
+static fn_t *stub(uint8_t *code, int i) { return (fn_t *)(void *)(code + i * X64_STUB_SIZE); }
+
+static void *call_fn1(void *code) { return (void *)stub(code, 1)(1, 2, 3, 4, 5, 6, 7.9, 8); }
+
+int main(void) {
+  const char *name = "stub";
+  size_t size = x64_stubs_size(NFN);
+  uint8_t *page = mmap(NULL, 4096 + size, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) return 1;
+  words = (volatile uint32_t *)page;
+  bell = (volatile uint32_t *)(page + 64);
+  uint8_t *code = page + 4096;
+  uint64_t entries[NFN] = {(uintptr_t)fn0, (uintptr_t)fn1, (uintptr_t)fn2};
+  CHECK(x64_stubs_write(code, (uintptr_t)code, NFN, entries, (uintptr_t)words, (uintptr_t)bell) == LP_OK, "write: %s",
+        lp_error());
+
+  pthread_t srv;
+  pthread_create(&srv, NULL, server, (void *)(intptr_t)NFN);
+  long want0 = fn0(11, 12, 13, 14, 15, 16, 1.75, 17);
+  long got0 = stub(code, 0)(11, 12, 13, 14, 15, 16, 1.75, 17);
+  CHECK(got0 == want0, "fn0 through its stub: %ld, natively %ld", got0, want0);
+  CHECK(words[0] == X64_STUB_SERVED && *bell == 1, "word %u, bell %u after the first call", words[0], *bell);
+  CHECK(stub(code, 0)(1, 1, 1, 1, 1, 1, 0.0, 1) == fn0(1, 1, 1, 1, 1, 1, 0.0, 1), "second call of fn0");
+  CHECK(*bell == 1, "a served stub rang again: bell %u", *bell);
+
+  pthread_t racer[2]; /* two first calls of fn1 at once: one ring, one service */
+  for (int k = 0; k < 2; k++) pthread_create(&racer[k], NULL, call_fn1, code);
+  void *r1[2];
+  for (int k = 0; k < 2; k++) pthread_join(racer[k], &r1[k]);
+  long want1 = fn1(1, 2, 3, 4, 5, 6, 7.9, 8);
+  CHECK((long)r1[0] == want1 && (long)r1[1] == want1, "fn1 racing: %ld %ld, natively %ld", (long)r1[0], (long)r1[1],
+        want1);
+  CHECK(*bell == 2, "two racing first calls rang %u times", *bell - 1);
+
+  long got2 = stub(code, 2)(100, 1, 2, 3, 4, 5, 6.0, 7);
+  CHECK(got2 == fn2(100, 1, 2, 3, 4, 5, 6.0, 7), "fn2 through its stub: %ld", got2);
+  pthread_join(srv, NULL);
+  CHECK(nserved == NFN && served_order[0] == 0 && served_order[1] == 1 && served_order[2] == 2,
+        "served %d requests", nserved);
+  printf("%s: %d checks, %d failures\n", name, checks, failures);
+  return failures != 0;
+}
