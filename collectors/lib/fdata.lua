@@ -72,7 +72,9 @@ local function module_profile(funcs, index, source)
       from_kind, from_name, from_off, to_kind, to_name, to_off, count
   end
   local columns = {}
-  for _, f in ipairs(funcs) do columns[f] = source.graph_columns(f) or false end
+  for _, f in ipairs(funcs) do -- a function that never ran has nothing to write or explain
+    columns[f] = f.count > 0 and source.graph_columns(f) or false
+  end
   local explained = graph.explained_entries(index, funcs, columns, by_name)
   for _, f in ipairs(funcs) do
     if f.count > 0 and f.state ~= "native" then
@@ -96,7 +98,8 @@ local function module_profile(funcs, index, source)
           outs[from[e]] = (outs[from[e]] or 0) + 1
           if kind[e] ~= "fall" and to[e] > 0 then is_target[to[e]] = true end
         end
-        local kept, to_off, nkept, in_order = {}, {}, 0, true
+        -- the records kept, as columns: from offset, to offset, count
+        local from_off, to_off, kept_count, nkept, in_order = {}, {}, {}, 0, true
         for e = 1, #from do
           local c, t, k = count[e], to[e], kind[e]
           local keep = c and c > 0 and t > 0 and t <= nblocks
@@ -106,22 +109,23 @@ local function module_profile(funcs, index, source)
             keep = k == "taken" or k == "jump" or k == "table"
           end
           if keep then
-            nkept = nkept + 1
-            kept[nkept] = e
-            to_off[e] = (target[e] ~= 0 and target[e] or block_address[t]) - base
-            local p = kept[nkept - 1]
-            if p and (branch[p] > branch[e] or (branch[p] == branch[e] and to_off[p] > to_off[e])) then
+            local fo, to = branch[e] - base, (target[e] ~= 0 and target[e] or block_address[t]) - base
+            if nkept > 0 and (from_off[nkept] > fo or (from_off[nkept] == fo and to_off[nkept] > to)) then
               in_order = false
             end
+            nkept = nkept + 1
+            from_off[nkept], to_off[nkept], kept_count[nkept] = fo, to, c
           end
         end
+        local order = {}
+        for r = 1, nkept do order[r] = r end
         if not in_order then -- the edges come by block: mostly in order already
-          table.sort(kept, function(a, b)
-            if branch[a] ~= branch[b] then return branch[a] < branch[b] end
+          table.sort(order, function(a, b)
+            if from_off[a] ~= from_off[b] then return from_off[a] < from_off[b] end
             return to_off[a] < to_off[b]
           end)
         end
-        for _, e in ipairs(kept) do record(1, name, branch[e] - base, 1, name, to_off[e], count[e]) end
+        for _, r in ipairs(order) do record(1, name, from_off[r], 1, name, to_off[r], kept_count[r]) end
         stats.branches = stats.branches + nkept
       end
       if calls then
