@@ -497,9 +497,9 @@ static const char *jump_refused(const pmodule *m, long i, const reloc_cfi *cfi) 
 }
 
 bool breaks_may_jump(const pmodule *m, long i) {
+  if (jump_refused(m, i, NULL)) return false;
   reloc_cfi cfi;
-  bool has_cfi = find_cfi(m, &m->file->module->functions[i], &cfi);
-  return !jump_refused(m, i, has_cfi ? &cfi : NULL);
+  return !find_cfi(m, &m->file->module->functions[i], &cfi) || !jump_refused(m, i, &cfi);
 }
 
 /* Relocates function I of module M.  With DEPTH > 0 (a first hit), its
