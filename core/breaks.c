@@ -431,6 +431,25 @@ static lp_status describe_copy(process *p, const core_function *fn, const reloc_
   return st;
 }
 
+/* Writes the copy of function I of M planned in PLAN (CFI: the original's
+ * call frame information, if any) into the module's arena, its probes on the
+ * slots from SLOT on, and names it: its address in *DEST, its SIZE bytes in
+ * *COPY (the caller frees, also on failure), to be written into the target.
+ * The arena gives the size measured before emission, then takes back what
+ * the copy's short branches left over. */
+static lp_status emit_copy(process *p, pmodule *m, long i, reloc_plan *plan, const reloc_cfi *cfi, uint32_t slot,
+                           uint64_t *dest, uint8_t **copy, size_t *size) {
+  size_t most = reloc_copy_size(plan);
+  link_ctx links = {p};
+  *copy = NULL;
+  LP_CHECK(shm_arena_alloc(&m->arena, most, 16, dest));
+  if (!(*copy = malloc(most ? most : 1))) return lp_fail("out of memory");
+  LP_CHECK(reloc_emit(plan, *dest, *copy, m->slots + 8 * (uint64_t)slot, copy_of, &links));
+  *size = reloc_copy_size(plan);
+  shm_arena_shrink(&m->arena, *dest, *size);
+  return describe_copy(p, &m->file->module->functions[i], cfi, plan, *dest, *size);
+}
+
 /* Calls through the PLT go straight to the copy of FN (ENTRY at run time,
  * now at COPY): every PLT slot of a module bound to FN's name that holds
  * ENTRY gets COPY.  Only PLT stubs read those slots, so no function
@@ -544,16 +563,9 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
     reloc_plan_free(plan);
     return leave_native(s, p, m, i, lp_error());
   }
+  size_t size;
   const shm_function *sf = &shm_functions(&p->counters)[m->first + i];
-  uint64_t counters = m->slots + 8 * (uint64_t)sf->slot;
-  if (shm_arena_alloc(&m->arena, info.copy_size, 16, &dest) != LP_OK ||
-      !(copy = malloc(info.copy_size ? info.copy_size : 1)) ||
-      reloc_emit(plan, dest, copy, counters, copy_of, &links) != LP_OK) {
-    free(copy);
-    reloc_plan_free(plan);
-    return leave_native(s, p, m, i, copy ? lp_error() : "out of memory");
-  }
-  if (describe_copy(p, fn, has_cfi ? &cfi : NULL, plan, dest, info.copy_size) != LP_OK) {
+  if (emit_copy(p, m, i, plan, has_cfi ? &cfi : NULL, sf->slot, &dest, &copy, &size) != LP_OK) {
     free(copy);
     reloc_plan_free(plan);
     return leave_native(s, p, m, i, lp_error());
@@ -564,7 +576,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
     resume[k].copy = off >= 0 ? dest + (uint64_t)off : 0;
   }
   reloc_plan_free(plan);
-  if (st == LP_OK) st = core_mem_write(&p->target, dest, copy, info.copy_size);
+  if (st == LP_OK) st = core_mem_write(&p->target, dest, copy, size);
   free(copy);
   LP_CHECK(st);
 
@@ -696,21 +708,13 @@ static bool plan_second(process *p, pmodule *m, long i, const reloc_probes *prob
   return same_graph(*plan, info, &p->counters, sf, m->bias);
 }
 
-/* Emits PLAN of function I of M at a new place in the arena, *DEST (its slots
- * from slot SLOT on), and names it; its bytes in *COPY (the caller frees). */
-static lp_status emit_second(process *p, pmodule *m, long i, const reloc_plan *plan, const reloc_info *info,
-                             uint32_t slot, uint64_t *dest, uint8_t **copy) {
-  const core_function *fn = &m->file->module->functions[i];
+/* Emits PLAN of function I of M as a second copy (emit_copy), its slots from
+ * SLOT on. */
+static lp_status emit_second(process *p, pmodule *m, long i, reloc_plan *plan, uint32_t slot, uint64_t *dest,
+                             uint8_t **copy, size_t *size) {
   reloc_cfi cfi;
-  bool has_cfi = find_cfi(m, fn, &cfi);
-  link_ctx links = {p};
-  *copy = NULL;
-  if (shm_arena_alloc(&m->arena, info->copy_size, 16, dest) != LP_OK ||
-      !(*copy = malloc(info->copy_size ? info->copy_size : 1)) ||
-      reloc_emit(plan, *dest, *copy, m->slots + 8 * (uint64_t)slot, copy_of, &links) != LP_OK ||
-      describe_copy(p, fn, has_cfi ? &cfi : NULL, plan, *dest, info->copy_size) != LP_OK)
-    return LP_ERR;
-  return LP_OK;
+  bool has_cfi = find_cfi(m, &m->file->module->functions[i], &cfi);
+  return emit_copy(p, m, i, plan, has_cfi ? &cfi : NULL, slot, dest, copy, size);
 }
 
 /* The second copy of function I of M, at DEST (written, its slots published),
@@ -772,9 +776,10 @@ static lp_status retree(core_session *s, process *p, pmodule *m, long i) {
   }
   shm_reservation r;
   uint64_t dest;
+  size_t size;
   if ((double)after > RETREE_GAIN * (double)before ||
       shm_reserve(c, (uint32_t)info.ncounters, 0, (uint32_t)info.nedges, 0, &r) != LP_OK ||
-      emit_second(p, m, i, plan, &info, r.slot, &dest, &copy) != LP_OK)
+      emit_second(p, m, i, plan, r.slot, &dest, &copy, &size) != LP_OK)
     goto out;
   shm_edge *second = shm_edges(c) + r.first_edge;
   uint32_t counted = 0;
@@ -782,7 +787,7 @@ static lp_status retree(core_session *s, process *p, pmodule *m, long i) {
     second[e] = first[e];
     second[e].slot = re[e].counted ? r.slot + (uint32_t)info.edge_slot + counted++ : SHM_NONE;
   }
-  if ((st = core_mem_write(&p->target, dest, copy, info.copy_size)) != LP_OK) goto out;
+  if ((st = core_mem_write(&p->target, dest, copy, size)) != LP_OK) goto out;
   sf->retree_edge = r.first_edge;
   __atomic_store_n(&sf->retree_slot, r.slot, __ATOMIC_RELEASE); /* last: its graph is complete */
   st = install_second(p, m, i, dest);
@@ -829,6 +834,7 @@ static lp_status strip(core_session *s, process *p, pmodule *m, long i) {
   kept_plan *k = m->fns[i].kept; /* the plan of its last strip: measured again, not planned again */
   uint8_t *copy = NULL;
   uint64_t dest;
+  size_t size;
   lp_status st = LP_OK;
   if (left_out == 0) goto out;
   if (k) {
@@ -847,8 +853,8 @@ static lp_status strip(core_session *s, process *p, pmodule *m, long i) {
     *k = (kept_plan){plan, info};
     m->fns[i].kept = k;
   }
-  if (emit_second(p, m, i, k->plan, &k->info, sf->slot, &dest, &copy) != LP_OK) goto out;
-  if ((st = core_mem_write(&p->target, dest, copy, k->info.copy_size)) != LP_OK ||
+  if (emit_second(p, m, i, k->plan, sf->slot, &dest, &copy, &size) != LP_OK) goto out;
+  if ((st = core_mem_write(&p->target, dest, copy, size)) != LP_OK ||
       (st = remember_cover_probes(s, p, m, i, k->plan, k->info.nblocks, dest, false)) != LP_OK)
     goto out;
   st = install_second(p, m, i, dest);

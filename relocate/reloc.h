@@ -163,7 +163,8 @@ typedef struct reloc_call {
 typedef struct reloc_plan reloc_plan; /* opaque */
 
 typedef struct reloc_info {
-  size_t copy_size;          /* bytes reloc_emit writes */
+  size_t copy_size;          /* bytes reloc_emit may write, at most (reloc_copy_size
+                                after it: how many it wrote) */
   size_t ninstructions;
   size_t nblocks;
   size_t nedges;
@@ -197,13 +198,16 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
  * has one, else TARGET itself. */
 typedef uint64_t (*reloc_redirect)(void *ctx, uint64_t target);
 
-/* Writes the copy for run-time address DEST into OUT (info.copy_size bytes),
- * its probes updating the info.ncounters 8-byte slots at run-time address
- * COUNTERS.  Calls and jumps leaving the function go to REDIRECT(target)
- * (NULL: to their original targets); a call to the function's own entry goes
- * to the copy.  Fails when a displacement does not reach from DEST. */
-lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out, uint64_t counters,
-                     reloc_redirect redirect, void *ctx);
+/* Writes the copy for run-time address DEST into OUT (room for info.copy_size
+ * bytes; reloc_copy_size then says how many it took), its probes updating
+ * the info.ncounters 8-byte slots at run-time address COUNTERS, and records
+ * where each instruction, probe and origin went (reloc_copy_offset, ...: they
+ * are known from here on).  Calls and jumps leaving the function go to
+ * REDIRECT(target) (NULL: to their original targets), perhaps twice for one
+ * target; a call to the function's own entry goes to the copy.  Fails when a
+ * displacement does not reach from DEST. */
+lp_status reloc_emit(reloc_plan *plan, uint64_t dest, uint8_t *out, uint64_t counters, reloc_redirect redirect,
+                     void *ctx);
 
 /* The graph: info.nblocks blocks (block 0 holds the entry) and info.nedges
  * edges, valid while the plan lives. */
@@ -265,7 +269,8 @@ typedef struct reloc_origin {
 } reloc_origin;
 const reloc_origin *reloc_origins(const reloc_plan *plan, size_t *n);
 
-/* The copy's size (reloc_info.copy_size). */
+/* The copy's size: after reloc_emit, the bytes it wrote; before, at most that
+ * (reloc_info.copy_size). */
 size_t reloc_copy_size(const reloc_plan *plan);
 
 void reloc_plan_free(reloc_plan *plan);

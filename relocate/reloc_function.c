@@ -8,8 +8,9 @@
  * arcs each dispatch of an absolute table gets a copy of its own, other
  * shared tables are left unresolved), then the
  * passes of the other files in order (reloc_internal.h): blocks and edges,
- * flags liveness, probe placement, and the measure pass of the layout; emit
- * runs the layout again for a destination.  Instruction encodings are left to
+ * flags liveness, probe placement, and the measure pass of the layout (all
+ * rel32: which rel8 reach, a bound on the size); emit runs the layout again
+ * for a destination with those short, recording where everything went.  Instruction encodings are left to
  * arch/x86_64 (x64_decode, x64_relocator, x64_writer, x64_jumptable). */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -440,28 +441,20 @@ static void fill_info(const reloc_plan *p, bool leaves, reloc_info *info) {
   info->entry_insn_bytes = bytes;
 }
 
-/* The measure passes: P laid out without a buffer, every label branch
- * rel32, which tells those a rel8 reaches (p->shorts), then with those short
- * (again while one no longer reaches), which gives the copy's size, each
- * instruction's offset, nsaved and the origin map that emission will match. */
+/* The measure pass: P laid out without a buffer, every label branch rel32,
+ * which tells those a rel8 reaches (p->shorts), nsaved, and a size that the
+ * copy never exceeds: with branches shorter every address comes earlier or
+ * stays, and an aligned block's padding never ends later.  The pass with
+ * those short is the emission (reloc_emit). */
 static lp_status measure(reloc_plan *p) {
   x64_writer w;
   free(p->shorts);
   p->shorts = NULL;
   LP_CHECK(x64_writer_init(&w, NULL, 0, reloc_layout_labels(p)));
-  lp_status st = reloc_layout(p, &w, NULL, NULL, 0, NULL, NULL, NULL, NULL);
+  lp_status st = reloc_layout(p, &w, NULL, NULL, 0, NULL, NULL, &p->nsaved, NULL);
+  p->copy_size = w.offset;
   if (st == LP_OK) st = x64_writer_relax(&w, &p->shorts);
   x64_writer_clear(&w);
-  LP_CHECK(st);
-  bool again = true;
-  while (st == LP_OK && again) {
-    LP_CHECK(x64_writer_init(&w, NULL, 0, reloc_layout_labels(p)));
-    w.shorts = p->shorts;
-    st = reloc_layout(p, &w, p->copy_off, p->cover_off, 0, NULL, NULL, &p->nsaved, p);
-    p->copy_size = w.offset;
-    again = st == LP_OK && x64_writer_unrelax(&w, p->shorts);
-    x64_writer_clear(&w);
-  }
   return st;
 }
 
@@ -545,6 +538,7 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
     lp_fail("out of memory");
     goto out;
   }
+  for (size_t b = 0; p->cover_off && b < p->nblocks; b++) p->cover_off[b] = -1; /* until emitted */
   reloc_dom dom = {0}; /* for the arcs' estimate and the cover probes */
   if ((p->probes.arcs || p->probes.blocks == RELOC_BLOCKS_COVER) && reloc_dom_build(p, &dom) != LP_OK) goto out;
   bool placed = reloc_place_probes(p, &dom) == LP_OK && reloc_place_cover(p, &dom) == LP_OK;
@@ -562,19 +556,24 @@ out:
   return st;
 }
 
-lp_status reloc_emit(const reloc_plan *plan, uint64_t dest, uint8_t *out, uint64_t counters,
-                     reloc_redirect redirect, void *ctx) {
-  x64_writer w;
-  LP_CHECK(x64_writer_init(&w, out, dest, reloc_layout_labels(plan)));
-  w.shorts = plan->shorts;
-  lp_status st = reloc_layout(plan, &w, NULL, NULL, counters, redirect, ctx, NULL, NULL);
-  size_t size = w.offset;
-  x64_writer_clear(&w);
-  if (st != LP_OK)
-    return lp_context("relocating 0x%" PRIx64 " to 0x%" PRIx64, plan->entry, dest);
-  if (size != plan->copy_size)
-    return lp_fail("copy of 0x%" PRIx64 " changed size (%zu, planned %zu)", plan->entry, size,
+lp_status reloc_emit(reloc_plan *plan, uint64_t dest, uint8_t *out, uint64_t counters, reloc_redirect redirect,
+                     void *ctx) {
+  bool again = true;
+  lp_status st = LP_OK;
+  while (st == LP_OK && again) { /* again while a rel8 no longer reaches (padding grew) */
+    x64_writer w;
+    LP_CHECK(x64_writer_init(&w, out, dest, reloc_layout_labels(plan)));
+    w.shorts = plan->shorts;
+    st = reloc_layout(plan, &w, plan->copy_off, plan->cover_off, counters, redirect, ctx, NULL, plan);
+    again = x64_writer_unrelax(&w, plan->shorts); /* then the flush may have failed on that rel8 */
+    if (again) st = LP_OK;
+    if (st == LP_OK && !again && w.offset > plan->copy_size)
+      st = lp_fail("copy of 0x%" PRIx64 " longer than measured (%zu, %zu)", plan->entry, w.offset,
                    plan->copy_size);
+    if (st == LP_OK && !again) plan->copy_size = w.offset;
+    x64_writer_clear(&w);
+  }
+  if (st != LP_OK) return lp_context("relocating 0x%" PRIx64 " to 0x%" PRIx64, plan->entry, dest);
   return LP_OK;
 }
 

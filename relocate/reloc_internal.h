@@ -82,7 +82,7 @@ struct reloc_plan {
 
   size_t copy_size, nsaved;
   uint8_t *shorts;     /* the label branches written rel8 (x64_writer_relax) */
-  reloc_origin *origins; /* the origin map (reloc.h), filled by the measure pass */
+  reloc_origin *origins; /* the origin map (reloc.h), filled by the emission */
   size_t norigins, caporigins;
 };
 

@@ -14,8 +14,8 @@
  * that land at one point are queued and
  * written together, sharing one save of rax (or of the flags, for lock inc)
  * where the flags are live (DynamoRIO's drx style).  The
- * measure pass also records the origin map (reloc.h): which original
- * address each range of the copy stands for, for unwind information. */
+ * emission also records the origin map (reloc.h): which original address
+ * each range of the copy stands for, for unwind information. */
 #include <stdlib.h>
 
 #include "reloc_internal.h"

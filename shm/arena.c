@@ -42,6 +42,10 @@ lp_status shm_place_near(const shm_range *mapped, size_t nmapped, uint64_t lo, u
   return LP_OK;
 }
 
+void shm_arena_shrink(shm_arena *arena, uint64_t addr, uint64_t n) {
+  if (addr >= arena->base && addr + n <= arena->base + arena->used) arena->used = addr + n - arena->base;
+}
+
 lp_status shm_arena_alloc(shm_arena *arena, uint64_t n, uint64_t align, uint64_t *addr) {
   uint64_t at = (arena->base + arena->used + align - 1) / align * align;
   if (at + n > arena->base + arena->size)

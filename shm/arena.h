@@ -30,4 +30,8 @@ typedef struct shm_arena {
 
 lp_status shm_arena_alloc(shm_arena *arena, uint64_t n, uint64_t align, uint64_t *addr);
 
+/* The last allocation, at ADDR, turned out to need only N bytes: the rest is
+ * handed out again. */
+void shm_arena_shrink(shm_arena *arena, uint64_t addr, uint64_t n);
+
 #endif

@@ -211,8 +211,11 @@ static void oracle_function(const char *tag, const so_file *so, Dwarf_CFI *orig,
   }
   const uint8_t *lsda = cc.lsda ? so->image.bytes + (cc.lsda - so->image.base) : NULL;
   reloc_cfi cfi = to_reloc_cfi(&cc, lsda, so->except_hi);
+  uint8_t *scratch = malloc(info.copy_size + 1); /* emitted first: where each instruction went */
+  lp_status emitted = scratch ? reloc_emit(p, DEST, scratch, DEST + (1u << 20), NULL, NULL) : LP_ERR;
+  free(scratch);
   reloc_unwind u;
-  if (reloc_unwind_build(p, &cfi, DEST, &u) != LP_OK) {
+  if (emitted != LP_OK || reloc_unwind_build(p, &cfi, DEST, &u) != LP_OK) {
     CHECK(0, "build: %s", lp_error());
     reloc_plan_free(p);
     return;
@@ -235,7 +238,7 @@ static void oracle_function(const char *tag, const so_file *so, Dwarf_CFI *orig,
   size_t n;
   const reloc_origin *o = reloc_origins(p, &n);
   for (size_t k = 0; copy && k < n; k++) { /* every byte of the copy that stands for code */
-    uint64_t x = o[k].orig, hi = k + 1 < n ? o[k + 1].offset : info.copy_size;
+    uint64_t x = o[k].orig, hi = k + 1 < n ? o[k + 1].offset : reloc_copy_size(p);
     if (x == RELOC_ORIGIN_DATA || x < cc.pc_begin || x >= cc.pc_begin + cc.pc_range) continue;
     bool w = rules_at(orig, x, want, sizeof want);
     unsigned long long off;
@@ -389,7 +392,6 @@ static bool make_copy(const char *name, const loaded *l, void *fn, bool do_regis
     CHECK(0, "plan: %s", lp_error());
     return false;
   }
-  c->copy_size = info.copy_size;
   c->region = 1 << 20;
   c->mem = map_near(entry, c->region);
   if (!c->mem) {
@@ -404,6 +406,7 @@ static bool make_copy(const char *name, const loaded *l, void *fn, bool do_regis
     CHECK(0, "copy: %s", lp_error());
     return false;
   }
+  c->copy_size = reloc_copy_size(c->plan);
   memcpy(eh, c->u.eh, c->u.eh_size);
   if (c->u.lsda) {
     uint8_t *at = eh + ((c->u.eh_size + 15) & ~(size_t)15);
