@@ -1,39 +1,39 @@
-/* doorbell.h — first hits that do not stop the program: the tracer's side.
+/* doorbell.h — the event loop's sleep, and how a stub's first hit wakes it.
  *
  * A function not run yet may begin with a jmp to a stub in the arena
  * (core/stubs.c) instead of an int3.  The stub marks the function requested in
  * the counters file, adds one to its process's bell (a word of the same file)
- * and wakes whoever waits on it, then waits on the function's word until the
- * tracer has relocated it: no ptrace stop, no signal.  The tracer's main
- * thread sleeps in poll(); a waiter thread sleeps on every watched bell at
- * once (futex_waitv) and, when one rings, makes fd() readable.  Nothing else
- * runs on that thread: the requests are served by the main thread. */
+ * and futex-wakes it, then waits on the function's word until the tracer has
+ * relocated it: no ptrace stop, no signal.  The tracer sleeps in one
+ * futex_waitv on every watched bell and on a word of its own that its SIGCHLD
+ * handler moves (a traced task stopped or ended): whichever moves first wakes
+ * it.  A word read before looking for stops and given as the value the sleep
+ * expects closes the window between looking and sleeping: a SIGCHLD in it
+ * makes the sleep return at once. */
 #ifndef CORE_DOORBELL_H
 #define CORE_DOORBELL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-#include "lp_status.h"
+#define CORE_DOORBELL_MAX_BELLS 127 /* futex_waitv takes 128 words, the SIGCHLD word one */
 
-typedef struct core_doorbell core_doorbell;
+/* Does the kernel have futex_waitv (Linux 5.16)?  Without it first hits trap. */
+bool core_doorbell_available(void);
 
-/* Starts the waiter thread (all signals blocked on it); fails where the
- * kernel has no futex_waitv (before Linux 5.16): then first hits trap. */
-lp_status core_doorbell_start(core_doorbell **out);
+/* Installs the SIGCHLD handler (SA_RESTART: no other system call sees EINTR
+ * from it), and puts the previous action back. */
+void core_doorbell_arm(void);
+void core_doorbell_disarm(void);
 
-/* Readable after a watched bell rang, until core_doorbell_rang says so. */
-int core_doorbell_fd(const core_doorbell *d);
-bool core_doorbell_rang(core_doorbell *d);
+/* The SIGCHLD word now: read it before looking for stops. */
+uint32_t core_doorbell_chld(void);
 
-/* Watches BELL (a word of a mapping of the tracer's shared with the target)
- * from now on; fails when 127 are watched already. */
-lp_status core_doorbell_watch(core_doorbell *d, const volatile uint32_t *bell);
-
-/* Stops watching BELL; returns once the waiter thread no longer reads it, so
- * that its mapping may go. */
-void core_doorbell_forget(core_doorbell *d, const volatile uint32_t *bell);
-
-void core_doorbell_stop(core_doorbell *d);
+/* Sleeps until the SIGCHLD word is no longer CHLD, one of the N BELLS no
+ * longer holds its SEEN value, or a signal without SA_RESTART comes (the
+ * timer's).  Without futex_waitv (N must be 0) it waits on the SIGCHLD word
+ * alone. */
+void core_doorbell_sleep(uint32_t chld, const volatile uint32_t *const *bells, const uint32_t *seen, size_t n);
 
 #endif

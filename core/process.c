@@ -549,7 +549,7 @@ lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch
   p->libc = libc_selected ? NULL : libc; /* dlopen must not meet our breaks in malloc */
   /* Stubs only where no thread may be inside a function's first bytes: a
    * launched image, one thread, at its entry. */
-  p->stubs = s->doorbell && !s->opt.attach && p->refs == 1;
+  p->stubs = s->stubs && p->refs == 1;
   p->bell_slot = SHM_NONE;
   p->libc_bias = libc_bias;
   if (p->libc && !s->opt.attach && load_gdbjit(s, p, tid, p->libc, p->libc_bias) != LP_OK)

@@ -2,9 +2,9 @@
  *
  * Start-up: launch to AT_ENTRY (or attach to every thread of a running
  * process and stop them), then set the process up (process.c) and let it run.
- * The loop sleeps in poll() on a signalfd of SIGCHLD (blocked meanwhile: a
- * traced task stopped or ended) and on the doorbell (doorbell.h: a stub asks
- * for a first hit, served by stubs.c without stopping anything).
+ * The loop sleeps in one futex_waitv (doorbell.h) on a word its SIGCHLD
+ * handler moves (a traced task stopped or ended) and on every process's bell
+ * (a stub asks for a first hit, served by stubs.c without stopping anything).
  * Every stop comes here: our breaks go to the break manager (breaks.c) or to
  * the loader's hook (modules loaded or unloaded), new tasks are added, and:
  *
@@ -24,13 +24,11 @@
 #include <elf.h>
 #include <errno.h>
 #include <linux/kcmp.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/user.h>
@@ -77,7 +75,7 @@ static lp_status add_thread(core_session *s, pid_t tid, process *p, bool started
  * file of a process that has ended (no mapping of it is left anywhere). */
 static void release_process(core_session *s, process *p) {
   if (--p->refs > 0) return;
-  if (p->watched) core_doorbell_forget(s->doorbell, stubs_bell(p));
+  if (p->watched) s->nwatched--;
   const shm_header *h = p->counters.header;
   if (h && (h->end == SHM_EXITED || h->end == SHM_KILLED || h->end == SHM_EXECED)) {
     if (shm_counters_seal(&p->counters, s->opt.outdir_fd, s->opt.outdir) != LP_OK)
@@ -108,20 +106,55 @@ static void resume(core_session *s, pid_t tid, int sig) {
  * or its stubs become int3s. */
 static void watch_bell(core_session *s, process *p) {
   if (!p->stubs || p->watched) return;
-  if (core_doorbell_watch(s->doorbell, stubs_bell(p)) == LP_OK) p->watched = true;
-  else if (stubs_disable(p) != LP_OK)
+  if (s->nwatched < CORE_DOORBELL_MAX_BELLS) {
+    p->watched = true;
+    p->bell_seen = *stubs_bell(p);
+    s->nwatched++;
+  } else if (stubs_disable(p) != LP_OK) {
     fprintf(stderr, "lazyprobe: process %d: %s\n", (int)p->pid, lp_error());
+  }
 }
 
-/* Serves the first hits asked for through stubs, once per process. */
-static void serve_stubs(core_session *s) {
-  for (size_t t = 0; t < s->nthreads; t++) {
+/* The processes whose bells the loop sleeps on, once each, into OUT (at most
+ * CORE_DOORBELL_MAX_BELLS); returns how many. */
+static size_t watched(const core_session *s, process **out) {
+  size_t n = 0;
+  for (size_t t = 0; t < s->nthreads && n < CORE_DOORBELL_MAX_BELLS; t++) {
     process *p = s->threads[t].proc;
-    bool seen = false;
-    for (size_t u = 0; u < t && !seen; u++) seen = s->threads[u].proc == p;
-    if (!seen && p->ready && p->watched && stubs_serve(s, p) != LP_OK)
-      fprintf(stderr, "lazyprobe: process %d: %s\n", (int)p->pid, lp_error());
+    bool seen = !p->watched;
+    for (size_t k = 0; k < n && !seen; k++) seen = out[k] == p;
+    if (!seen) out[n++] = p;
   }
+  return n;
+}
+
+/* Serves the first hits asked for through the stubs of every process whose
+ * bell moved: the bell read first, then the words (a stub sets its word,
+ * then rings). */
+static void serve_stubs(core_session *s) {
+  process *ps[CORE_DOORBELL_MAX_BELLS];
+  size_t n = watched(s, ps);
+  for (size_t k = 0; k < n; k++) {
+    process *p = ps[k];
+    uint32_t bell = __atomic_load_n(stubs_bell(p), __ATOMIC_SEQ_CST);
+    if (bell == p->bell_seen || !p->ready) continue;
+    p->bell_seen = bell;
+    if (stubs_serve(s, p) != LP_OK) fprintf(stderr, "lazyprobe: process %d: %s\n", (int)p->pid, lp_error());
+  }
+}
+
+/* Sleeps until a task stops or ends (the SIGCHLD word moves from CHLD), a
+ * bell rings, or a signal comes (the timer's). */
+static void sleep_until_event(const core_session *s, uint32_t chld) {
+  process *ps[CORE_DOORBELL_MAX_BELLS];
+  const volatile uint32_t *bells[CORE_DOORBELL_MAX_BELLS];
+  uint32_t seen[CORE_DOORBELL_MAX_BELLS];
+  size_t n = watched(s, ps);
+  for (size_t k = 0; k < n; k++) {
+    bells[k] = stubs_bell(ps[k]);
+    seen[k] = ps[k]->bell_seen;
+  }
+  core_doorbell_sleep(chld, bells, seen, n);
 }
 
 /* A new process image stopped at its entry: set it up.  One that cannot be
@@ -319,8 +352,7 @@ lp_status core_session_start(const core_session_options *opt, core_session **out
   if (!s) return lp_fail("out of memory");
   s->opt = *opt;
   lp_status st;
-  if (!opt->attach && !opt->no_stubs && core_doorbell_start(&s->doorbell) != LP_OK)
-    s->doorbell = NULL; /* first hits trap */
+  s->stubs = !opt->attach && !opt->no_stubs && core_doorbell_available(); /* else first hits trap */
   if (opt->attach) {
     st = start_attached(s);
     if (st != LP_OK) let_go_all(s);
@@ -520,23 +552,10 @@ static void on_tick(core_session *s, uint64_t *next_tick, uint64_t deadline) {
   }
   if (s->opt.tick && s->opt.tick_ms && core_now_ns() >= *next_tick) {
     *next_tick = core_now_ns() + (uint64_t)s->opt.tick_ms * 1000000;
-    sigset_t chld; /* what the collector may start sees SIGCHLD as usual */
-    sigemptyset(&chld);
-    sigaddset(&chld, SIGCHLD);
-    sigprocmask(SIG_UNBLOCK, &chld, NULL);
     s->opt.tick(s->opt.tick_ctx);
-    sigprocmask(SIG_BLOCK, &chld, NULL);
   }
 }
 
-/* Sleeps until a task stops or ends (SIGCHLD, read from SIGFD), a stub asks
- * for a first hit (the doorbell) or a signal comes (the timer's). */
-static void sleep_until_event(const core_session *s, int sigfd) {
-  struct pollfd fds[2] = {{sigfd, POLLIN, 0}, {s->doorbell ? core_doorbell_fd(s->doorbell) : -1, POLLIN, 0}};
-  if (poll(fds, 2, -1) <= 0 || !fds[0].revents) return;
-  struct signalfd_siginfo si;
-  while (read(sigfd, &si, sizeof si) == sizeof si) continue;
-}
 
 /* One stop of a traced thread. */
 static lp_status on_stop(core_session *s, thread *th, int status) {
@@ -586,7 +605,7 @@ static lp_status on_stop(core_session *s, thread *th, int status) {
   return LP_OK;
 }
 
-static lp_status run_loop(core_session *s, int *wait_status, int sigfd) {
+static lp_status run_loop(core_session *s, int *wait_status) {
   for (size_t t = 0; t < s->nthreads; t++) resume(s, s->threads[t].tid, 0);
   start_ticks(s);
   uint64_t next_tick = core_now_ns() + (uint64_t)s->opt.tick_ms * 1000000;
@@ -603,13 +622,14 @@ static lp_status run_loop(core_session *s, int *wait_status, int sigfd) {
       ticked = 0;
       on_tick(s, &next_tick, deadline);
     }
-    if (s->doorbell && core_doorbell_rang(s->doorbell)) serve_stubs(s);
+    uint32_t chld = core_doorbell_chld(); /* before looking: a stop after it moves it */
+    if (s->nwatched) serve_stubs(s);
     /* the next stop or end of any task; sleeping: polling for the next first
      * hit (it often comes 20-50 us after the last) cost more CPU time than it
      * saved (docs/PERFORMANCE.md, session 12) */
     pid_t tid = waitpid(-1, &status, __WALL | WNOHANG);
     if (tid == 0) {
-      sleep_until_event(s, sigfd);
+      sleep_until_event(s, chld);
       continue;
     }
     if (tid < 0) {
@@ -638,17 +658,12 @@ static lp_status run_loop(core_session *s, int *wait_status, int sigfd) {
   }
 }
 
-/* Stops of traced tasks are read from a signalfd of SIGCHLD (blocked while
- * the loop runs), so that one poll waits for them and for the doorbell. */
+/* While the loop runs, a SIGCHLD handler moves the word the loop sleeps on
+ * with the bells (doorbell.h). */
 lp_status core_session_run(core_session *s, int *wait_status) {
-  sigset_t chld, old;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);
-  sigprocmask(SIG_BLOCK, &chld, &old);
-  int sigfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
-  lp_status st = sigfd >= 0 ? run_loop(s, wait_status, sigfd) : lp_fail("signalfd: %s", strerror(errno));
-  if (sigfd >= 0) close(sigfd);
-  sigprocmask(SIG_SETMASK, &old, NULL);
+  core_doorbell_arm();
+  lp_status st = run_loop(s, wait_status);
+  core_doorbell_disarm();
   return st;
 }
 
@@ -676,7 +691,6 @@ const core_session_stats *core_session_get_stats(const core_session *s) { return
 void core_session_free(core_session *s) {
   if (!s) return;
   while (s->nthreads) remove_thread(s, &s->threads[0]);
-  core_doorbell_stop(s->doorbell);
   free(s->threads);
   while (s->files) {
     module_file *f = s->files;

@@ -103,8 +103,9 @@ typedef struct process {
   uint8_t entry_byte;     /* the byte under it */
   bool remap;             /* a fork child whose first stop must map its own counters */
   bool stubs;             /* entries may be jmps to stubs: first hits asked for, no stop */
-  bool watched;           /* its bell is watched by the session's doorbell */
+  bool watched;           /* its bell is among those the event loop sleeps on */
   uint32_t bell_slot;     /* the slot whose low word its stubs ring (SHM_NONE: none yet) */
+  uint32_t bell_seen;     /* the bell's value when its requests were last served */
   shm_counters counters;  /* its own file */
   uint64_t scratch;       /* a page of executable memory for remote system calls */
   pmodule *mods;
@@ -152,7 +153,8 @@ struct core_session {
   pid_t early[64];        /* tids whose first stop came before their parent's event */
   size_t nearly;
   volatile int detaching;
-  core_doorbell *doorbell; /* NULL: first hits trap (attach, or no futex_waitv) */
+  bool stubs;             /* launched, futex_waitv there, no --no-stubs: stubs armed */
+  size_t nwatched;        /* processes whose bells the loop sleeps on */
   core_session_stats stats;
 };
 

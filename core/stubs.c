@@ -6,9 +6,9 @@
  * a jmp to its stub in the module's arena (arch/x86_64/x64_stub.h) rather
  * than an int3.  The stub sets the function's word in the counters file from
  * 0 to REQUESTED, rings the process's bell and waits on the word; the
- * session's doorbell thread (doorbell.h) wakes the main thread, which finds
- * the words set (stubs_serve) and relocates those functions as a trap would
- * have (breaks_on_request).  Once an entry no longer leads to its stub (a
+ * tracer, asleep on every bell (doorbell.h), wakes, finds the words set
+ * (stubs_serve) and relocates those functions as a trap would have
+ * (breaks_on_request).  Once an entry no longer leads to its stub (a
  * jmp to the copy, an int3, the original bytes), its word becomes SERVED and
  * its waiters are woken: they return to the entry.  The words and the bell
  * live in slots of the counters file that no function's graph names, so
