@@ -556,7 +556,6 @@ static void on_tick(core_session *s, uint64_t *next_tick, uint64_t deadline) {
   }
 }
 
-
 /* One stop of a traced thread. */
 static lp_status on_stop(core_session *s, thread *th, int status) {
   pid_t tid = th->tid;
