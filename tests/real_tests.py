@@ -487,6 +487,35 @@ def test_procs(ctx, mode):
     return [(name, probs[:6])]
 
 
+def test_many_procs(ctx):
+    """132 child processes alive at once (tests/real/many_procs.c), each
+    making its first call of work() after all exist: more than the 127
+    bells the tracer sleeps on, so the last children's stubs become breaks.
+    Output as natively; work counted 132 times over all processes (calls.json
+    of the run), main once; --stats: first hits through stubs (parent and
+    the watched children) and traps (the children past the limit: 5 at
+    least)."""
+    name = 'procs/many_procs'
+    binary, err = build(ctx, 'many_procs', ['many_procs.c'], ['-O2', '-Wall'])
+    if err:
+        return [(name, [err])]
+    syms = ctx.syms(binary)
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    nat = run_in([binary])
+    cmd = [ctx.lp, 'run', '-c', 'calls', '--stats', '-o', outdir, '--', binary]
+    lp = run_in(cmd)
+    probs = same_as_native(nat, lp)
+    calls = load_calls_safe(outdir, probs, 'run calls.json')
+    if calls is not None:
+        probs += count_problems(module_counts(calls, binary, syms, ['work', 'main']), {'work': 132, 'main': 1},
+                                'run calls.json (all processes): ')
+    st = dict((k.decode(), int(v)) for k, v in re.findall(rb'(\w+)=(\d+)', lp[2]))
+    if st.get('stub_hits', 0) < 126 or st.get('trap_hits', 0) < 5:
+        probs.append('first hits through stubs %s, trapped %s (expected >= 126 and >= 5)'
+                     % (st.get('stub_hits'), st.get('trap_hits')))
+    return [(name, probs[:5] + ([repro(cmd)] if probs else []))]
+
+
 def test_shell_script(ctx):
     """sh running fib 3 times and many twice: all five images counted, their
     counts summed in calls.json and in `report DIR`."""
@@ -1592,6 +1621,7 @@ def jobs(ctx):
     # 2. child processes
     for mode in ('fork', 'vfork', 'clone', 'spawn', 'exec'):
         j.append(('procs/' + mode, lambda m=mode: test_procs(ctx, m)))
+    j.append(('procs/many_procs', lambda: test_many_procs(ctx)))
     j.append(('procs/shell_script', lambda: test_shell_script(ctx)))
     j.append(('procs/make_j2', lambda: test_make(ctx)))
     # 3. shared libraries
