@@ -117,15 +117,21 @@ local function module_profile(funcs, index, source)
             from_off[nkept], to_off[nkept], kept_count[nkept] = fo, to, c
           end
         end
-        local order = {}
-        for r = 1, nkept do order[r] = r end
+        local order
         if not in_order then -- the edges come by block: mostly in order already
+          order = {}
+          for r = 1, nkept do order[r] = r end
           table.sort(order, function(a, b)
             if from_off[a] ~= from_off[b] then return from_off[a] < from_off[b] end
             return to_off[a] < to_off[b]
           end)
         end
-        for _, r in ipairs(order) do record(1, name, from_off[r], 1, name, to_off[r], kept_count[r]) end
+        for k = 1, nkept do -- record(...) written out: this is most of the records
+          local r = order and order[k] or k
+          n = n + 1
+          fk[n], fname[n], foff[n], tk[n], tname[n], toff[n], rcount[n] = 1, name, from_off[r], 1, name, to_off[r],
+                                                                          kept_count[r]
+        end
         stats.branches = stats.branches + nkept
       end
       if calls then
