@@ -26,12 +26,19 @@
 enum { RULE_NONE, RULE_UNDEFINED, RULE_SAME, RULE_OFFSET, RULE_VAL_OFFSET, RULE_REGISTER,
        RULE_EXPR, RULE_VAL_EXPR };
 
+/* 16 bytes: a row holds one per register, and rows are copied often. */
 typedef struct rule {
-  uint8_t kind;
-  int64_t n;              /* OFFSET, VAL_OFFSET: bytes from the CFA; REGISTER: the register */
   const uint8_t *expr;    /* EXPR, VAL_EXPR: the block (points into the program) */
-  size_t len;
+  int32_t n;              /* OFFSET, VAL_OFFSET: bytes from the CFA; REGISTER: the register */
+  uint16_t len;           /* of expr */
+  uint8_t kind;
 } rule;
+
+/* A rule, or *TOO_BIG when N or LEN does not fit its field. */
+static rule make_rule(uint8_t kind, int64_t n, const uint8_t *expr, uint64_t len, bool *too_big) {
+  if (n != (int32_t)n || len > UINT16_MAX) *too_big = true;
+  return (rule){expr, (int32_t)n, (uint16_t)len, kind};
+}
 
 typedef struct frame_state {
   bool cfa_expr;          /* CFA by expression (cfa.expr), else register + offset */
@@ -91,6 +98,7 @@ static lp_status run_program(interp *in, const uint8_t *program, size_t size, fr
   dw_cursor c = {program, program + size, 0, false};
   frame_state remembered[MAX_REMEMBERED];
   size_t nremembered = 0;
+  bool too_big = false;
   uint64_t loc = cfi->pc_begin;
   while (c.p < c.end && !c.bad) {
     uint8_t op = (uint8_t)dw_read_le(&c, 1);
@@ -124,11 +132,11 @@ static lp_status run_program(interp *in, const uint8_t *program, size_t size, fr
     rule *r = names_reg ? &s->regs[reg] : NULL;
     switch (op) {
     case 0x00: break; /* DW_CFA_nop */
-    case 0x05: *r = (rule){RULE_OFFSET, (int64_t)dw_read_uleb(&c) * cfi->data_align, NULL, 0}; break;
+    case 0x05: *r = make_rule(RULE_OFFSET, (int64_t)dw_read_uleb(&c) * cfi->data_align, NULL, 0, &too_big); break;
     case 0x06: *r = in->init.regs[reg]; break;
-    case 0x07: *r = (rule){RULE_UNDEFINED, 0, NULL, 0}; break;
-    case 0x08: *r = (rule){RULE_SAME, 0, NULL, 0}; break;
-    case 0x09: *r = (rule){RULE_REGISTER, (int64_t)dw_read_uleb(&c), NULL, 0}; break;
+    case 0x07: *r = make_rule(RULE_UNDEFINED, 0, NULL, 0, &too_big); break;
+    case 0x08: *r = make_rule(RULE_SAME, 0, NULL, 0, &too_big); break;
+    case 0x09: *r = make_rule(RULE_REGISTER, (int64_t)dw_read_uleb(&c), NULL, 0, &too_big); break;
     case 0x0a: /* DW_CFA_remember_state */
       if (nremembered == MAX_REMEMBERED) return lp_fail("CFA remember_state nested too deep");
       remembered[nremembered++] = *s;
@@ -150,27 +158,32 @@ static lp_status run_program(interp *in, const uint8_t *program, size_t size, fr
     case 0x0f: case 0x10: case 0x16: { /* def_cfa_expression, expression, val_expression */
       uint64_t len = dw_read_uleb(&c);
       if (c.bad || len > (uint64_t)(c.end - c.p)) return lp_fail("CFA expression runs past its program");
-      rule e = {op == 0x16 ? RULE_VAL_EXPR : RULE_EXPR, 0, c.p, (size_t)len};
+      rule e = make_rule(op == 0x16 ? RULE_VAL_EXPR : RULE_EXPR, 0, c.p, len, &too_big);
       c.p += len;
       if (op == 0x0f) s->cfa_expr = true, s->cfa = e;
       else *r = e;
       break;
     }
-    case 0x11: *r = (rule){RULE_OFFSET, dw_read_sleb(&c) * cfi->data_align, NULL, 0}; break;
+    case 0x11: *r = make_rule(RULE_OFFSET, dw_read_sleb(&c) * cfi->data_align, NULL, 0, &too_big); break;
     case 0x12: /* DW_CFA_def_cfa_sf */
       s->cfa_expr = false;
       s->cfa_reg = dw_read_uleb(&c);
       s->cfa_off = dw_read_sleb(&c) * cfi->data_align;
       break;
     case 0x13: s->cfa_expr = false, s->cfa_off = dw_read_sleb(&c) * cfi->data_align; break;
-    case 0x14: *r = (rule){RULE_VAL_OFFSET, (int64_t)dw_read_uleb(&c) * cfi->data_align, NULL, 0}; break;
-    case 0x15: *r = (rule){RULE_VAL_OFFSET, dw_read_sleb(&c) * cfi->data_align, NULL, 0}; break;
+    case 0x14:
+      *r = make_rule(RULE_VAL_OFFSET, (int64_t)dw_read_uleb(&c) * cfi->data_align, NULL, 0, &too_big);
+      break;
+    case 0x15: *r = make_rule(RULE_VAL_OFFSET, dw_read_sleb(&c) * cfi->data_align, NULL, 0, &too_big); break;
     case 0x2e: s->args_size = dw_read_uleb(&c); break; /* DW_CFA_GNU_args_size */
-    case 0x2f: *r = (rule){RULE_OFFSET, -(int64_t)dw_read_uleb(&c) * cfi->data_align, NULL, 0}; break;
+    case 0x2f:
+      *r = make_rule(RULE_OFFSET, -(int64_t)dw_read_uleb(&c) * cfi->data_align, NULL, 0, &too_big);
+      break;
     default: return lp_fail("CFA operation 0x%02x not handled", op);
     }
   }
   if (c.bad) return lp_fail("CFA program truncated");
+  if (too_big) return lp_fail("CFA offset or expression too large");
   return fde ? push_row(in, loc, s) : LP_OK;
 }
 
@@ -225,7 +238,7 @@ static lp_status put_rule(dw_buf *o, uint64_t reg, const rule *r, const rule *in
     return LP_OK;
   }
   if ((r->kind == RULE_OFFSET || r->kind == RULE_VAL_OFFSET) && r->n % data_align)
-    return lp_fail("offset %" PRId64 " of register %" PRIu64 " not expressible", r->n, reg);
+    return lp_fail("offset %" PRId32 " of register %" PRIu64 " not expressible", r->n, reg);
   int64_t factored = r->kind == RULE_OFFSET || r->kind == RULE_VAL_OFFSET ? r->n / data_align : 0;
   switch (r->kind) {
   case RULE_UNDEFINED: dw_u8(o, 0x07), dw_uleb(o, reg); break;
