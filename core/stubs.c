@@ -15,6 +15,7 @@
  * reports never see them; a fork child's file starts with them zero, which
  * is right for its entries. */
 #include <limits.h>
+#include <stdio.h>
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,10 @@ lp_status stubs_arm(process *p, pmodule *m) {
   LP_CHECK(st);
   m->stubs = at;
   m->state_slot = r.slot;
+  char name[64]; /* a thread waiting for its first hit is seen in them by perf */
+  const char *base = strrchr(m->file->path, '/');
+  snprintf(name, sizeof name, "[lazyprobe first-hit stubs] %s", base ? base + 1 : m->file->path);
+  core_perfmap_add(&p->perfmap, at, size, name);
   for (size_t i = 0; i < n; i++) m->fns[i].stub = m->fns[i].state == SHM_NOT_RUN && breaks_may_jump(m, (long)i);
   return LP_OK;
 }
