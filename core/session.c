@@ -75,7 +75,8 @@ static lp_status add_thread(core_session *s, pid_t tid, process *p, bool started
  * file of a process that has ended (no mapping of it is left anywhere). */
 static void release_process(core_session *s, process *p) {
   if (--p->refs > 0) return;
-  if (p->watched) s->nwatched--;
+  for (size_t k = 0; p->watched && k < s->nwatched; k++)
+    if (s->watched[k] == p) s->watched[k] = s->watched[--s->nwatched];
   const shm_header *h = p->counters.header;
   if (h && (h->end == SHM_EXITED || h->end == SHM_KILLED || h->end == SHM_EXECED)) {
     if (shm_counters_seal(&p->counters, s->opt.outdir_fd, s->opt.outdir) != LP_OK)
@@ -109,33 +110,18 @@ static void watch_bell(core_session *s, process *p) {
   if (s->nwatched < CORE_DOORBELL_MAX_BELLS) {
     p->watched = true;
     p->bell_seen = *stubs_bell(p);
-    s->nwatched++;
+    s->watched[s->nwatched++] = p;
   } else if (stubs_disable(p) != LP_OK) {
     fprintf(stderr, "lazyprobe: process %d: %s\n", (int)p->pid, lp_error());
   }
-}
-
-/* The processes whose bells the loop sleeps on, once each, into OUT (at most
- * CORE_DOORBELL_MAX_BELLS); returns how many. */
-static size_t watched(const core_session *s, process **out) {
-  size_t n = 0;
-  for (size_t t = 0; t < s->nthreads && n < CORE_DOORBELL_MAX_BELLS; t++) {
-    process *p = s->threads[t].proc;
-    bool seen = !p->watched;
-    for (size_t k = 0; k < n && !seen; k++) seen = out[k] == p;
-    if (!seen) out[n++] = p;
-  }
-  return n;
 }
 
 /* Serves the first hits asked for through the stubs of every process whose
  * bell moved: the bell read first, then the words (a stub sets its word,
  * then rings). */
 static void serve_stubs(core_session *s) {
-  process *ps[CORE_DOORBELL_MAX_BELLS];
-  size_t n = watched(s, ps);
-  for (size_t k = 0; k < n; k++) {
-    process *p = ps[k];
+  for (size_t k = 0; k < s->nwatched; k++) {
+    process *p = s->watched[k];
     uint32_t bell = __atomic_load_n(stubs_bell(p), __ATOMIC_SEQ_CST);
     if (bell == p->bell_seen || !p->ready) continue;
     p->bell_seen = bell;
@@ -146,15 +132,13 @@ static void serve_stubs(core_session *s) {
 /* Sleeps until a task stops or ends (the SIGCHLD word moves from CHLD), a
  * bell rings, or a signal comes (the timer's). */
 static void sleep_until_event(const core_session *s, uint32_t chld) {
-  process *ps[CORE_DOORBELL_MAX_BELLS];
   const volatile uint32_t *bells[CORE_DOORBELL_MAX_BELLS];
   uint32_t seen[CORE_DOORBELL_MAX_BELLS];
-  size_t n = watched(s, ps);
-  for (size_t k = 0; k < n; k++) {
-    bells[k] = stubs_bell(ps[k]);
-    seen[k] = ps[k]->bell_seen;
+  for (size_t k = 0; k < s->nwatched; k++) {
+    bells[k] = stubs_bell(s->watched[k]);
+    seen[k] = s->watched[k]->bell_seen;
   }
-  core_doorbell_sleep(chld, bells, seen, n);
+  core_doorbell_sleep(chld, bells, seen, s->nwatched);
 }
 
 /* A new process image stopped at its entry: set it up.  One that cannot be

@@ -154,7 +154,8 @@ struct core_session {
   size_t nearly;
   volatile int detaching;
   bool stubs;             /* launched, futex_waitv there, no --no-stubs: stubs armed */
-  size_t nwatched;        /* processes whose bells the loop sleeps on */
+  process *watched[CORE_DOORBELL_MAX_BELLS]; /* the processes whose bells the loop sleeps on */
+  size_t nwatched;
   core_session_stats stats;
 };
 
