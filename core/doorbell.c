@@ -18,9 +18,11 @@
 static volatile uint32_t chld_word;
 static struct sigaction previous;
 
+void core_doorbell_poke(void) { __atomic_add_fetch(&chld_word, 1, __ATOMIC_SEQ_CST); }
+
 static void on_chld(int sig) {
   (void)sig;
-  __atomic_add_fetch(&chld_word, 1, __ATOMIC_SEQ_CST);
+  core_doorbell_poke();
 }
 
 static long futex_waitv(struct futex_waitv *w, size_t n) {

@@ -30,6 +30,11 @@ void core_doorbell_disarm(void);
 /* The SIGCHLD word now: read it before looking for stops. */
 uint32_t core_doorbell_chld(void);
 
+/* Moves that word, as a SIGCHLD does (async-signal-safe): a handler that
+ * sets a flag the loop looks at before sleeping calls it, so that a signal
+ * just before the sleep still ends it. */
+void core_doorbell_poke(void);
+
 /* Sleeps until the SIGCHLD word is no longer CHLD, one of the N BELLS no
  * longer holds its SEEN value, or a signal without SA_RESTART comes (the
  * timer's).  Without futex_waitv (N must be 0) it waits on the SIGCHLD word

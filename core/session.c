@@ -492,6 +492,7 @@ static volatile sig_atomic_t ticked;
 static void on_alarm(int sig) {
   (void)sig;
   ticked = 1;
+  core_doorbell_poke(); /* come just before the sleep, it still ends it */
 }
 
 /* The timer's period: sweeps of covered probes and the collectors' tick. */
@@ -509,7 +510,7 @@ static void start_ticks(const core_session *s) {
   unsigned ms = timer_ms(s);
   if (!ms) return;
   struct sigaction sa = {0};
-  sa.sa_handler = on_alarm; /* no SA_RESTART: waitpid returns EINTR */
+  sa.sa_handler = on_alarm; /* no SA_RESTART: the sleep returns EINTR */
   sigemptyset(&sa.sa_mask);
   sigaction(SIGALRM, &sa, NULL);
   struct itimerval it = {{ms / 1000, (ms % 1000) * 1000}, {ms / 1000, (ms % 1000) * 1000}};
@@ -650,7 +651,10 @@ lp_status core_session_run(core_session *s, int *wait_status) {
   return st;
 }
 
-void core_session_detach(core_session *s) { s->detaching = 1; }
+void core_session_detach(core_session *s) {
+  s->detaching = 1;
+  core_doorbell_poke();
+}
 
 void core_session_forward_signal(core_session *s, int sig) { kill(s->main_pid, sig); }
 
