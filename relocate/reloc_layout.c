@@ -76,7 +76,9 @@ static void origin_at(layout_ctx *c, size_t at, uint64_t orig, uint32_t sp_below
 }
 
 /* From here on the copy stands for original address ORIG. */
-static void origin(layout_ctx *c, uint64_t orig) { origin_at(c, c->w->offset, orig, 0); }
+static void origin(layout_ctx *c, uint64_t orig) {
+  if (c->record) origin_at(c, c->w->offset, orig, 0); /* the measure pass records none */
+}
 
 /* A save moves rsp under the current origin. */
 static void origin_sp(layout_ctx *c, size_t at, uint32_t sp_below) {
