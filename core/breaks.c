@@ -15,10 +15,11 @@
  * information made from the original's (describe_copy).
  *
  * Coverage probes (a block's, and the entry's mark when no collector wants
- * entry counts) are needed only until they first run: every SWEEP_MS the
- * covered ones are replaced by NOPs of the same size, an int3 in their first
- * byte while the rest is written (a thread that meets it is sent past the
- * probe, whose slot is already set).
+ * entry counts) are needed only until they first run: every SWEEP_MS (up
+ * to SWEEP_MAX_MS after sweeps that found none) the covered ones are
+ * replaced by NOPs of the same size, an int3 in their first byte while the
+ * rest is written (a thread that meets it is sent past the probe, whose slot
+ * is already set).
  *
  * Every SECOND_MS, a copy whose counters say it runs often may be replaced by
  * a second one made with what they tell (see "second copies" below): arcs
@@ -353,6 +354,8 @@ static lp_status remove_probes(process *p, const cover_probe *probes, size_t n) 
  * calls): an int3 in their first byte, then the rest, then the first byte, so
  * that no thread ever runs a half-written instruction. */
 lp_status breaks_sweep(core_session *s, process *p) {
+  uint64_t now = core_now_ns();
+  if (now < p->sweep_next_ns) return LP_OK;
   size_t n = 0, kept = 0;
   cover_probe *done = malloc((p->npending + 1) * sizeof *done);
   if (!done) return lp_fail("out of memory");
@@ -377,6 +380,12 @@ lp_status breaks_sweep(core_session *s, process *p) {
     s->stats.cover_removed += n;
   }
   free(done);
+  /* A sweep that found nothing waits twice as long for the next, up to
+   * SWEEP_MAX_MS: in a long run most probes left are in code that never
+   * runs, and each sweep reads them all.  Half a tick early, as ticks drift. */
+  uint32_t wait = n || !p->sweep_ms ? SWEEP_MS : 2 * p->sweep_ms;
+  p->sweep_ms = wait < SWEEP_MAX_MS ? wait : SWEEP_MAX_MS;
+  p->sweep_next_ns = now + (uint64_t)p->sweep_ms * 1000000 - SWEEP_MS / 2 * 1000000ull;
   return st;
 }
 

@@ -39,7 +39,6 @@
 #include "launch.h"
 #include "session_internal.h"
 
-#define SWEEP_MS 50         /* how often covered probes are removed */
 #define DURATION_CHECK_MS 100 /* how often the end of an attach --duration is looked for */
 #define PROLOGUE_BYTES 5    /* what a later entry patch overwrites */
 #define MAX_STEPS 16        /* single steps to get a thread out of a prologue at attach */

@@ -123,6 +123,8 @@ typedef struct process {
   size_t npending, cappending;
   uint64_t *removed;      /* addresses of removed probes, sorted (their int3 may
                              still be reported by a thread that met it) */
+  uint64_t sweep_next_ns; /* no sweep before (breaks_sweep) */
+  uint32_t sweep_ms;      /* the wait after the last sweep */
   size_t nremoved;
   size_t nsecond;         /* functions with a second copy (fn_state.first_copy) */
   uint64_t second_ns;     /* the last pass making second copies (breaks_second_pass) */
@@ -207,6 +209,8 @@ lp_status breaks_restore_all(process *p);
 bool breaks_sweeping(const core_session *s);
 lp_status breaks_sweep(core_session *s, process *p);
 #define SECOND_MS 100 /* how often hot copies are considered for a second copy */
+#define SWEEP_MS 50       /* how often covered probes are removed, while some are */
+#define SWEEP_MAX_MS 800  /* at most, after sweeps that found none (breaks_sweep) */
 bool breaks_second_copies(const core_session *s);
 lp_status breaks_second_pass(core_session *s, process *p);
 
