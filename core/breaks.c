@@ -107,12 +107,10 @@ static lp_status write_entry(process *p, uint64_t at, const uint8_t *want, size_
   return core_mem_write(&p->target, at, want, 1);
 }
 
-/* An int3 at the entry of function I of M, the original bytes after it (a
- * jmp to its stub there before), its stub's waiters let go. */
-static lp_status entry_break(process *p, pmodule *m, long i) {
+lp_status breaks_put_break(process *p, pmodule *m, long i) {
   uint64_t link = m->file->module->functions[i].addr;
   uint8_t brk[JMP_REL32_SIZE] = {INT3};
-  size_t n = m->fns[i].stub ? JMP_REL32_SIZE : 1;
+  size_t n = m->fns[i].stub || m->fns[i].state == SHM_RELOCATED ? JMP_REL32_SIZE : 1;
   for (size_t k = 1; k < n; k++) brk[k] = original_byte(m, link + k);
   LP_CHECK(write_entry(p, link + m->bias, brk, n, false));
   stubs_release(p, m, i);
@@ -149,17 +147,8 @@ static void keep_entry_break(process *p, pmodule *m, uint64_t target) {
   size_t e = (size_t)(fn - mod->functions);
   fn_state *f = &m->fns[e];
   f->entered_inside = true;
-  if (f->state == SHM_NOT_RUN && f->stub) {
-    entry_break(p, m, (long)e);
-    return;
-  }
-  if (f->state != SHM_RELOCATED) return;
-  uint64_t entry = mod->functions[e].addr;
-  uint8_t brk = INT3, rest[JMP_REL32_SIZE - 1];
-  for (size_t k = 0; k < sizeof rest; k++) rest[k] = original_byte(m, entry + 1 + k);
-  if (core_mem_write(&p->target, entry + m->bias, &brk, 1) != LP_OK ||
-      core_mem_write(&p->target, entry + m->bias + 1, rest, sizeof rest) != LP_OK)
-    return;
+  bool patched = f->state == SHM_RELOCATED;
+  if (!(patched || f->stub) || breaks_put_break(p, m, (long)e) != LP_OK || !patched) return;
   f->state = SHM_TRAPPED;
   shm_set_state(&p->counters, m->first + (uint32_t)e, SHM_TRAPPED,
                 "another function jumps into its first bytes; every call traps");
@@ -600,7 +589,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
     LP_CHECK(write_entry(p, entry, jmp, sizeof jmp, !m->fns[i].stub));
     stubs_release(p, m, i);
   } else if (m->fns[i].stub) {
-    LP_CHECK(entry_break(p, m, i));
+    LP_CHECK(breaks_put_break(p, m, i));
   }
   m->fns[i].copy = dest;
   m->fns[i].state = patch ? SHM_RELOCATED : SHM_TRAPPED;
@@ -620,6 +609,17 @@ static void describe_stop(process *p) {
   if (core_gdbjit_flush(&p->gdbjit, &p->target) != LP_OK) p->gdbjit.descriptor = 0;
   if (core_perfmap_flush(&p->perfmap) != LP_OK)
     fprintf(stderr, "lazyprobe: process %d: %s\n", (int)p->pid, lp_error());
+}
+
+/* A first hit of function I of M, DEPTH calls deep (instrument): its copies
+ * described, the time counted. */
+static lp_status first_hit(core_session *s, process *p, pmodule *m, long i, int depth, breaks_resume *resume,
+                           size_t nresume) {
+  uint64_t t0 = core_now_ns();
+  LP_CHECK(instrument(s, p, m, i, depth, resume, nresume));
+  describe_stop(p);
+  s->stats.instrument_ns += core_now_ns() - t0;
+  return LP_OK;
 }
 
 /* {=== second copies ===
@@ -922,14 +922,11 @@ static uint64_t second_copy(const process *p, uint64_t at) {
 
 lp_status breaks_on_request(core_session *s, process *p, pmodule *m, long i) {
   if (m->fns[i].state == SHM_NOT_RUN && m->fns[i].stub) {
-    uint64_t t0 = core_now_ns();
-    LP_CHECK(instrument(s, p, m, i, EAGER_DEPTH, NULL, 0));
-    describe_stop(p);
-    s->stats.instrument_ns += core_now_ns() - t0;
     s->stats.stub_hits++;
+    LP_CHECK(first_hit(s, p, m, i, EAGER_DEPTH, NULL, 0));
   }
   if (m->fns[i].stub) /* a fork child's entry its parent moved on before the fork event came */
-    return entry_break(p, m, i);
+    return breaks_put_break(p, m, i);
   stubs_release(p, m, i);
   return LP_OK;
 }
@@ -938,11 +935,7 @@ lp_status breaks_instrument_running(core_session *s, process *p, pmodule *m, lon
                                     size_t nresume) {
   for (size_t k = 0; k < nresume; k++) resume[k].copy = 0;
   if (m->fns[i].state != SHM_NOT_RUN) return LP_OK;
-  uint64_t t0 = core_now_ns();
-  LP_CHECK(instrument(s, p, m, i, 0, resume, nresume));
-  describe_stop(p);
-  s->stats.instrument_ns += core_now_ns() - t0;
-  return LP_OK;
+  return first_hit(s, p, m, i, 0, resume, nresume);
 }
 
 /* A SIGTRAP in thread TID of P: ours if it stopped just past the int3 we keep
@@ -970,12 +963,9 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
   if (!m || i < 0 || m->fns[i].state == SHM_EXCLUDED) return LP_OK;
   *ours = true;
 
-  uint64_t t0 = core_now_ns();
   if (m->fns[i].state == SHM_NOT_RUN) {
     s->stats.trap_hits++;
-    LP_CHECK(instrument(s, p, m, i, EAGER_DEPTH, NULL, 0));
-    describe_stop(p);
-    s->stats.instrument_ns += core_now_ns() - t0;
+    LP_CHECK(first_hit(s, p, m, i, EAGER_DEPTH, NULL, 0));
   } else if (m->fns[i].state == SHM_TRAPPED) {
     s->stats.trapped_calls++;
   }

@@ -58,7 +58,7 @@ void core_doorbell_sleep(uint32_t chld, const volatile uint32_t *const *bells, c
   }
   struct futex_waitv w[CORE_DOORBELL_MAX_BELLS + 1];
   w[0] = (struct futex_waitv){chld, (uintptr_t)&chld_word, FUTEX_32 | FUTEX_PRIVATE_FLAG, 0};
-  for (size_t k = 0; k < n && k < CORE_DOORBELL_MAX_BELLS; k++) /* shared: the target's stubs wake them */
+  for (size_t k = 0; k < n; k++) /* shared: the target's stubs wake them */
     w[k + 1] = (struct futex_waitv){seen[k], (uintptr_t)bells[k], FUTEX_32, 0};
-  futex_waitv(w, (n < CORE_DOORBELL_MAX_BELLS ? n : CORE_DOORBELL_MAX_BELLS) + 1);
+  futex_waitv(w, n + 1);
 }

@@ -35,8 +35,8 @@ uint32_t core_doorbell_chld(void);
  * just before the sleep still ends it. */
 void core_doorbell_poke(void);
 
-/* Sleeps until the SIGCHLD word is no longer CHLD, one of the N BELLS no
- * longer holds its SEEN value, or a signal without SA_RESTART comes (the
+/* Sleeps until the SIGCHLD word is no longer CHLD, one of the N BELLS (at
+ * most CORE_DOORBELL_MAX_BELLS) no longer holds its SEEN value, or a signal without SA_RESTART comes (the
  * timer's).  Without futex_waitv (N must be 0) it waits on the SIGCHLD word
  * alone. */
 void core_doorbell_sleep(uint32_t chld, const volatile uint32_t *const *bells, const uint32_t *seen, size_t n);

@@ -198,6 +198,10 @@ lp_status breaks_instrument_running(core_session *s, process *p, pmodule *m, lon
 lp_status adopt_activations(core_session *s, process *p);
 
 lp_status breaks_write(process *p, pmodule *m, unsigned mask, bool restore);
+/* An int3 at the entry of function I of M, its original bytes 1..4 back
+ * after it where a jmp was (to its stub or its copy), the stub's waiters let
+ * go. */
+lp_status breaks_put_break(process *p, pmodule *m, long i);
 /* May the entry of function I of M become a 5-byte jmp (room, nothing that
  * branches into its bytes 1..4)? */
 bool breaks_may_jump(const pmodule *m, long i);

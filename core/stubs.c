@@ -15,8 +15,8 @@
  * reports never see them; a fork child's file starts with them zero, which
  * is right for its entries. */
 #include <limits.h>
-#include <stdio.h>
 #include <linux/futex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -95,14 +95,8 @@ lp_status stubs_disable(process *p) {
   for (size_t k = 0; k < p->nmods; k++) {
     pmodule *m = &p->mods[k];
     const core_module *mod = m->file->module;
-    for (size_t i = 0; !m->unloaded && i < mod->nfunctions; i++) {
-      if (!m->fns[i].stub) continue;
-      uint64_t link = mod->functions[i].addr;
-      uint8_t brk[5] = {INT3};
-      memcpy(brk + 1, m->file->image.bytes + (link + 1 - m->file->image.base), 4);
-      LP_CHECK(core_mem_write(&p->target, link + m->bias, brk, sizeof brk));
-      m->fns[i].stub = false;
-    }
+    for (size_t i = 0; !m->unloaded && i < mod->nfunctions; i++)
+      if (m->fns[i].stub) LP_CHECK(breaks_put_break(p, m, (long)i));
   }
   p->stubs = false;
   return LP_OK;

@@ -10,8 +10,9 @@
  * passes of the other files in order (reloc_internal.h): blocks and edges,
  * flags liveness, probe placement, and the measure pass of the layout (all
  * rel32: which rel8 reach, a bound on the size); emit runs the layout again
- * for a destination with those short, recording where everything went.  Instruction encodings are left to
- * arch/x86_64 (x64_decode, x64_relocator, x64_writer, x64_jumptable). */
+ * for a destination with those short, recording where everything went.
+ * Instruction encodings are left to arch/x86_64 (x64_decode, x64_relocator,
+ * x64_writer, x64_jumptable). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,56 +4,51 @@
 #include "x64_writer.h"
 
 #define SPINS 1000   /* pause loops (30-40 us on Zen 4) before the futex wait (docs/PERFORMANCE.md) */
-#define SYS_FUTEX 202
-#define FUTEX_WAIT 0
-#define FUTEX_WAKE 1
 #define SAVED 11     /* pushes below the index: flags, rax, rbx, rcx, rdx, rsi, rdi, r8-r11 */
 #define CC_E 0x4
 #define CC_NE 0x5
 
 enum { L_COMMON, L_WAIT, L_SPIN, L_SLEEP, L_READY, L_ENTRIES, NLABELS };
 
-static void put(x64_writer *w, const char *bytes, size_t n) { x64_put_bytes(w, bytes, n); }
-
 static void put_common(x64_writer *w, uint64_t states, uint64_t bell) {
   static const char index_disp = 8 * SAVED;
-  put(w, "\x9c\x50\x53\x51\x52\x56\x57\x41\x50\x41\x51\x41\x52\x41\x53", 15); /* pushfq, push ... r11 */
+  x64_put_bytes(w, "\x9c\x50\x53\x51\x52\x56\x57\x41\x50\x41\x51\x41\x52\x41\x53", 15); /* pushfq, push ... r11 */
   const char load_index[4] = {'\x8b', '\x44', '\x24', index_disp};               /* mov eax, [rsp+88] */
-  put(w, load_index, 4);
+  x64_put_bytes(w, load_index, 4);
   x64_put_insn_rip_address(w, (const uint8_t *)"\x48\x8d\x3d\0\0\0\0", 7, 3, states); /* lea rdi, states */
-  put(w, "\x48\x8d\x3c\x87", 4);                /* lea rdi, [rdi+rax*4]: the function's word */
-  put(w, "\x31\xc0\xb9\x01\x00\x00\x00", 7);    /* xor eax, eax; mov ecx, 1 */
-  put(w, "\xf0\x0f\xb1\x0f", 4);                /* lock cmpxchg [rdi], ecx */
+  x64_put_bytes(w, "\x48\x8d\x3c\x87", 4);                /* lea rdi, [rdi+rax*4]: the function's word */
+  x64_put_bytes(w, "\x31\xc0\xb9\x01\x00\x00\x00", 7);    /* xor eax, eax; mov ecx, 1 */
+  x64_put_bytes(w, "\xf0\x0f\xb1\x0f", 4);                /* lock cmpxchg [rdi], ecx */
   x64_put_jcc_label(w, CC_NE, L_WAIT);          /* asked for already, or served */
   x64_put_insn_rip_address(w, (const uint8_t *)"\xf0\xff\x05\0\0\0\0", 7, 3, bell); /* lock inc [bell] */
-  put(w, "\x57", 1);                            /* push rdi */
+  x64_put_bytes(w, "\x57", 1);                            /* push rdi */
   x64_put_insn_rip_address(w, (const uint8_t *)"\x48\x8d\x3d\0\0\0\0", 7, 3, bell); /* lea rdi, bell */
-  put(w, "\xbe\x01\x00\x00\x00\xba\x01\x00\x00\x00", 10); /* mov esi, FUTEX_WAKE; mov edx, 1 */
-  put(w, "\xb8\xca\x00\x00\x00\x0f\x05", 7);    /* mov eax, SYS_futex; syscall */
-  put(w, "\x5f", 1);                            /* pop rdi */
+  x64_put_bytes(w, "\xbe\x01\x00\x00\x00\xba\x01\x00\x00\x00", 10); /* mov esi, FUTEX_WAKE; mov edx, 1 */
+  x64_put_bytes(w, "\xb8\xca\x00\x00\x00\x0f\x05", 7);    /* mov eax, SYS_futex; syscall */
+  x64_put_bytes(w, "\x5f", 1);                            /* pop rdi */
   x64_put_label(w, L_WAIT);
   const char spins[5] = {'\xb9', SPINS & 0xff, (SPINS >> 8) & 0xff, 0, 0}; /* mov ecx, SPINS */
-  put(w, spins, 5);
+  x64_put_bytes(w, spins, 5);
   x64_put_label(w, L_SPIN);
-  put(w, "\x83\x3f\x01", 3);                    /* cmp dword [rdi], REQUESTED */
+  x64_put_bytes(w, "\x83\x3f\x01", 3);                    /* cmp dword [rdi], REQUESTED */
   x64_put_jcc_label(w, CC_NE, L_READY);
-  put(w, "\xf3\x90\xff\xc9", 4);                /* pause; dec ecx */
+  x64_put_bytes(w, "\xf3\x90\xff\xc9", 4);                /* pause; dec ecx */
   x64_put_jcc_label(w, CC_NE, L_SPIN);
   x64_put_label(w, L_SLEEP);
-  put(w, "\x57\xb8\xca\x00\x00\x00", 6);        /* push rdi; mov eax, SYS_futex */
-  put(w, "\x31\xf6\xba\x01\x00\x00\x00", 7);    /* xor esi, esi (FUTEX_WAIT); mov edx, REQUESTED */
-  put(w, "\x45\x31\xd2\x0f\x05\x5f", 6);        /* xor r10d, r10d; syscall; pop rdi */
-  put(w, "\x83\x3f\x01", 3);                    /* cmp dword [rdi], REQUESTED */
+  x64_put_bytes(w, "\x57\xb8\xca\x00\x00\x00", 6);        /* push rdi; mov eax, SYS_futex */
+  x64_put_bytes(w, "\x31\xf6\xba\x01\x00\x00\x00", 7);    /* xor esi, esi (FUTEX_WAIT); mov edx, REQUESTED */
+  x64_put_bytes(w, "\x45\x31\xd2\x0f\x05\x5f", 6);        /* xor r10d, r10d; syscall; pop rdi */
+  x64_put_bytes(w, "\x83\x3f\x01", 3);                    /* cmp dword [rdi], REQUESTED */
   x64_put_jcc_label(w, CC_E, L_SLEEP);
   x64_put_label(w, L_READY);
-  put(w, "\x31\xc0\x0f\xa2", 4);                /* xor eax, eax; cpuid: serializes */
-  put(w, load_index, 4);
+  x64_put_bytes(w, "\x31\xc0\x0f\xa2", 4);                /* xor eax, eax; cpuid: serializes */
+  x64_put_bytes(w, load_index, 4);
   x64_put_insn_rip_label(w, (const uint8_t *)"\x48\x8d\x0d\0\0\0\0", 7, 3, L_ENTRIES); /* lea rcx, entries */
-  put(w, "\x48\x8b\x04\xc1", 4);                /* mov rax, [rcx+rax*8] */
+  x64_put_bytes(w, "\x48\x8b\x04\xc1", 4);                /* mov rax, [rcx+rax*8] */
   const char store_entry[5] = {'\x48', '\x89', '\x44', '\x24', index_disp}; /* mov [rsp+88], rax */
-  put(w, store_entry, 5);
-  put(w, "\x41\x5b\x41\x5a\x41\x59\x41\x58\x5f\x5e\x5a\x59\x5b\x58\x9d", 15); /* pop r11 ... popfq */
-  put(w, "\xc3", 1);                            /* ret: to the entry */
+  x64_put_bytes(w, store_entry, 5);
+  x64_put_bytes(w, "\x41\x5b\x41\x5a\x41\x59\x41\x58\x5f\x5e\x5a\x59\x5b\x58\x9d", 15); /* pop r11 ... popfq */
+  x64_put_bytes(w, "\xc3", 1);                            /* ret: to the entry */
 }
 
 static lp_status put_all(x64_writer *w, size_t n, const uint64_t *entries, uint64_t states, uint64_t bell) {
