@@ -23,7 +23,10 @@
  *
  * Every SECOND_MS, a copy whose counters say it runs often may be replaced by
  * a second one made with what they tell (see "second copies" below): arcs
- * re-placed on their own counts, cover probes that ran left out. */
+ * re-placed on their own counts, cover probes that ran left out; under
+ * coverage alone, a hot function whose coverage stopped growing goes back to
+ * its original code, with one-shot int3s on the blocks not run yet ("going
+ * home" below). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +87,13 @@ lp_status breaks_restore_all(process *p) {
     if (st == LP_OK) st = one;
   }
   p->nredirects = 0;
+  for (size_t k = 0; k < p->nhomes; k++) {
+    home_probe *h = &p->homes[k];
+    if (h->met || p->mods[h->module].unloaded) continue;
+    lp_status one = core_mem_write(&p->target, h->addr, &h->byte, 1);
+    if (st == LP_OK) st = one;
+    h->met = true;
+  }
   for (size_t k = 0; k < p->nmods; k++) {
     if (p->mods[k].unloaded) continue;
     lp_status one = breaks_write(p, &p->mods[k], 1u << SHM_NOT_RUN | 1u << SHM_TRAPPED | 1u << SHM_RELOCATED,
@@ -160,7 +170,7 @@ static uint64_t copy_of(void *ctx, uint64_t target) {
   long j;
   pmodule *m = process_module_at(l->p, target, &j);
   if (m && j < 0) keep_entry_break(l->p, m, target);
-  return m && j >= 0 && m->fns[j].copy ? m->fns[j].copy : target;
+  return m && j >= 0 && m->fns[j].copy && !m->fns[j].home ? m->fns[j].copy : target;
 }
 
 /* Is ADDR the entry of a function whose name says it is one?  A jump there is
@@ -876,6 +886,145 @@ out:
   return st;
 }
 
+/* {=== going home ===
+ *
+ * Under cover probes alone (homing), a hot function whose coverage stopped
+ * growing goes home: it runs its original code again, at native speed, with
+ * an int3 on the first byte of every block whose probe has not run (Tikir and
+ * Hollingsworth's one-shot breakpoints, for the blocks left).  A thread that
+ * meets one sets the block's slot, gets the byte back and goes on there
+ * (breaks_on_trap): a stop for each block first run after, which is why only
+ * a function called HOME_MIN times whose covered probes did not change over
+ * one pass goes.  Its entry gets its original bytes back (an int3 first); the
+ * top of its copy, where calls bound to the copy go, jumps to the entry;
+ * frames already in the copy finish there.  Only a function whose blocks
+ * with a probe all lie in its own bytes (core_function.room), so that no two
+ * functions' int3s meet.  The int3s not met go at detach; a fork child's
+ * memory has them too, and so has its list. */
+
+#define HOME_MIN 32768 /* calls of a function before it may go home */
+
+/* Nothing but coverage: no entry or call counts that the original code
+ * would miss. */
+static bool homing(const core_session *s) {
+  uint32_t bits = s->opt.probes;
+  return stripping(s) && (bits & SHM_PROBE_ENTRY_COVER) && !(bits & SHM_PROBE_CALLS);
+}
+
+static int by_home_address(const void *a, const void *b) {
+  uint64_t x = ((const home_probe *)a)->addr, y = ((const home_probe *)b)->addr;
+  return x < y ? -1 : x > y;
+}
+
+/* The int3 of a block of a function gone home at AT, if any. */
+static home_probe *home_at(const process *p, uint64_t at) {
+  home_probe key = {.addr = at};
+  home_probe *h = p->nhomes ? bsearch(&key, p->homes, p->nhomes, sizeof key, by_home_address) : NULL;
+  return h && !p->mods[h->module].unloaded ? h : NULL;
+}
+
+/* Function I of M (SF) runs from a jmp at its entry, and every block with a
+ * cover probe lies in its own bytes. */
+static bool may_go_home(const process *p, const pmodule *m, long i, const shm_function *sf) {
+  const core_function *fn = &m->file->module->functions[i];
+  const shm_block *blocks = shm_blocks(&p->counters) + sf->first_block;
+  if (m->fns[i].state != SHM_RELOCATED || m->fns[i].home) return false;
+  for (uint32_t b = 0; b < sf->nblocks; b++)
+    if (blocks[b].slot != SHM_NONE && (blocks[b].addr < fn->addr || blocks[b].addr >= fn->addr + fn->room))
+      return false;
+  return true;
+}
+
+/* Merges the N int3s of H into P's homes, sorted, from the top. */
+static lp_status keep_home_probes(process *p, home_probe *h, size_t n) {
+  if (p->nhomes + n > p->caphomes) {
+    size_t cap = 2 * (p->nhomes + n);
+    home_probe *grown = realloc(p->homes, cap * sizeof *grown);
+    if (!grown) return lp_fail("out of memory");
+    p->homes = grown;
+    p->caphomes = cap;
+  }
+  qsort(h, n, sizeof *h, by_home_address);
+  size_t i = p->nhomes, j = n, k = p->nhomes + n;
+  while (j > 0) p->homes[--k] = i > 0 && p->homes[i - 1].addr > h[j - 1].addr ? p->homes[--i] : h[--j];
+  p->nhomes += n;
+  return LP_OK;
+}
+
+/* Writes an int3 on the first byte of each block of SF (function I of M)
+ * whose probe has not run, one read and one write of the bytes they span,
+ * and keeps them in P's homes. */
+static lp_status put_home_probes(process *p, pmodule *m, const shm_function *sf) {
+  const shm_counters *c = &p->counters;
+  const shm_block *blocks = shm_blocks(c) + sf->first_block;
+  size_t n = 0;
+  for (uint32_t b = 0; b < sf->nblocks; b++) n += blocks[b].slot != SHM_NONE && !shm_slot_value(c, blocks[b].slot);
+  if (!n) return LP_OK;
+  home_probe *h = malloc(n * sizeof *h);
+  if (!h) return lp_fail("out of memory");
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (uint32_t b = 0, k = 0; b < sf->nblocks; b++) {
+    if (blocks[b].slot == SHM_NONE || shm_slot_value(c, blocks[b].slot)) continue;
+    uint64_t at = blocks[b].addr + m->bias;
+    h[k++] = (home_probe){at, blocks[b].slot, (uint32_t)(m - p->mods), original_byte(m, blocks[b].addr), false};
+    lo = at < lo ? at : lo;
+    hi = at + 1 > hi ? at + 1 : hi;
+  }
+  lp_status st = keep_home_probes(p, h, n);
+  uint8_t *bytes = st == LP_OK ? malloc(hi - lo) : NULL;
+  if (st == LP_OK) st = bytes ? core_mem_read(&p->target, lo, bytes, hi - lo) : lp_fail("out of memory");
+  for (size_t k = 0; st == LP_OK && k < n; k++) bytes[h[k].addr - lo] = INT3;
+  if (st == LP_OK) st = core_mem_write(&p->target, lo, bytes, hi - lo);
+  free(bytes);
+  free(h);
+  return st;
+}
+
+/* Sends function I of M home (above). */
+static lp_status go_home(core_session *s, process *p, pmodule *m, long i) {
+  const core_function *fn = &m->file->module->functions[i];
+  fn_state *f = &m->fns[i];
+  uint64_t entry = fn->addr + m->bias;
+  LP_CHECK(put_home_probes(p, m, &shm_functions(&p->counters)[m->first + i]));
+  uint8_t orig[JMP_REL32_SIZE], brk = INT3;
+  for (size_t k = 0; k < sizeof orig; k++) orig[k] = original_byte(m, fn->addr + k);
+  LP_CHECK(core_mem_write(&p->target, entry, &brk, 1)); /* a thread that meets it goes to the copy */
+  LP_CHECK(core_mem_write(&p->target, entry + 1, orig + 1, sizeof orig - 1));
+  LP_CHECK(core_mem_write(&p->target, entry, orig, 1));
+  f->home = true;
+  p->nhome++;
+  s->stats.homed++;
+  return starts_with_entry_probe(p, f->copy) ? repoint_jmp(p, f->copy, entry) : LP_OK;
+}
+
+/* A thread met the int3 of block H of a function gone home, in TID stopped
+ * just past it: the block ran. */
+static lp_status on_home_probe(core_session *s, process *p, home_probe *h, pid_t tid,
+                               struct user_regs_struct *regs) {
+  if (!h->met) {
+    shm_slots(&p->counters)[h->slot] = 1;
+    LP_CHECK(core_mem_write(&p->target, h->addr, &h->byte, 1));
+    h->met = true;
+    s->stats.home_hits++;
+  }
+  regs->rip = h->addr;
+  return core_regs_set(tid, regs);
+}
+
+/* Should function I of M (SF), hot, go home now: had its covered probes
+ * not changed since the last pass found it hot? */
+static bool home_now(const process *p, pmodule *m, long i, const shm_function *sf) {
+  fn_state *f = &m->fns[i];
+  if (!may_go_home(p, m, i, sf) || calls_so_far(p, m, i, sf) < HOME_MIN) return false;
+  uint32_t covered = covered_probes(&p->counters, sf, NULL);
+  bool still = f->home_looked && covered == f->home_covered;
+  f->home_looked = true;
+  f->home_covered = covered;
+  return still;
+}
+
+/* }=== */
+
 lp_status breaks_second_pass(core_session *s, process *p) {
   uint64_t now = core_now_ns();
   if (now - p->second_ns < SECOND_MS * 500000ull) return LP_OK; /* one pass a period, threads or not */
@@ -888,9 +1037,16 @@ lp_status breaks_second_pass(core_session *s, process *p) {
     size_t n = m->file->module->nfunctions;
     for (size_t i = 0; !m->unloaded && i < n; i++) {
       fn_state *f = &m->fns[i];
-      if (f->state != SHM_RELOCATED || f->second_looked) continue;
+      if (f->state != SHM_RELOCATED || f->second_looked || f->home) continue;
       const shm_function *sf = &shm_functions(c)[m->first + i];
       if (sf->slot == SHM_NONE || sf->first_block == SHM_NONE) continue;
+      if (homing(s) && home_now(p, m, (long)i, sf)) {
+        uint64_t t0 = core_now_ns();
+        lp_status st = go_home(s, p, m, (long)i);
+        s->stats.second_ns += core_now_ns() - t0;
+        LP_CHECK(st);
+        continue;
+      }
       if (arcs) {
         if (counted_so_far(c, sf) < RETREE_MIN) continue;
         f->second_looked = true; /* arcs are re-placed once */
@@ -909,12 +1065,16 @@ lp_status breaks_second_pass(core_session *s, process *p) {
   return LP_OK;
 }
 
-/* The second copy a thread that met the int3 at AT, the top of a first copy
- * being pointed at its second, goes on in (0: AT is none). */
-static uint64_t second_copy(const process *p, uint64_t at) {
-  for (size_t k = 0; p->nsecond && k < p->nmods; k++)
-    for (size_t i = 0; i < p->mods[k].file->module->nfunctions; i++)
-      if (p->mods[k].fns[i].first_copy == at) return p->mods[k].fns[i].copy;
+/* Where a thread that met the int3 at AT goes when AT is the top of a copy
+ * being pointed elsewhere: a first copy's at its second, a copy's at its
+ * function's entry (gone home); 0: AT is none. */
+static uint64_t repointed_top(const process *p, uint64_t at) {
+  for (size_t k = 0; (p->nsecond || p->nhome) && k < p->nmods; k++)
+    for (size_t i = 0; i < p->mods[k].file->module->nfunctions; i++) {
+      const fn_state *f = &p->mods[k].fns[i];
+      if (f->first_copy == at) return f->copy;
+      if (f->home && f->copy == at) return p->mods[k].file->module->functions[i].addr + p->mods[k].bias;
+    }
   return 0;
 }
 
@@ -952,12 +1112,17 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
     regs.rip = at + RELOC_COVER_PROBE_SIZE;
     return core_regs_set(tid, &regs);
   }
+  home_probe *h = home_at(p, at);
+  if (h) {
+    *ours = true;
+    return on_home_probe(s, p, h, tid, &regs);
+  }
   long i;
   pmodule *m = process_module_at(p, at, &i);
-  uint64_t second = !m || i < 0 ? second_copy(p, at) : 0;
-  if (second) { /* met the int3 at the top of a first copy being pointed at its second */
+  uint64_t top = !m || i < 0 ? repointed_top(p, at) : 0;
+  if (top) { /* met the int3 at the top of a copy being pointed elsewhere */
     *ours = true;
-    regs.rip = second;
+    regs.rip = top;
     return core_regs_set(tid, &regs);
   }
   if (!m || i < 0 || m->fns[i].state == SHM_EXCLUDED) return LP_OK;

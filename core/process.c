@@ -581,10 +581,13 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   p->pending = malloc((parent->npending + 1) * sizeof *p->pending);
   p->removed = malloc((parent->nremoved + 1) * sizeof *p->removed);
   p->redirects = malloc((parent->nredirects + 1) * sizeof *p->redirects);
+  p->homes = malloc((parent->nhomes + 1) * sizeof *p->homes); /* its memory has the same int3s */
+  p->caphomes = parent->nhomes + 1;
   p->capredirects = parent->nredirects + 1;
   p->nmods = 0;
-  lp_status st = p->mods && p->pending && p->removed && p->redirects ? LP_OK : lp_fail("out of memory");
+  lp_status st = p->mods && p->pending && p->removed && p->redirects && p->homes ? LP_OK : lp_fail("out of memory");
   if (p->redirects) memcpy(p->redirects, parent->redirects, parent->nredirects * sizeof *p->redirects);
+  if (p->homes) memcpy(p->homes, parent->homes, parent->nhomes * sizeof *p->homes);
   for (size_t k = 0; st == LP_OK && k < parent->nmods; k++) {
     const pmodule *from = &parent->mods[k];
     size_t n = from->file->module->nfunctions;
@@ -653,6 +656,7 @@ void process_free(process *p) {
   free(p->pending);
   free(p->removed);
   free(p->redirects);
+  free(p->homes);
   core_gdbjit_free(&p->gdbjit);
   free(p);
 }

@@ -49,6 +49,9 @@ typedef struct fn_state {
                           mark is removed (0: none) */
   uint64_t copy;  /* run-time address of the instrumented copy (the second, once re-placed) */
   uint64_t first_copy; /* once it has a second copy: the first, whose top jumps to copy */
+  bool home;           /* runs its original code again (breaks.c, "going home") */
+  bool home_looked;    /* hot at the last pass, home_covered of its probes had run */
+  uint32_t home_covered;
 } fn_state;
 
 /* A module file, opened once per session and shared by every process that
@@ -85,6 +88,16 @@ typedef struct cover_probe {
                              increments instead of a NOP (an entry's mark whose
                              calls tell whether the function is hot), or 0 */
 } cover_probe;
+
+/* An int3 on the first byte of a block, in the original code of a function
+ * gone home, whose cover probe had not run (breaks.c). */
+typedef struct home_probe {
+  uint64_t addr;          /* run-time */
+  uint32_t slot;          /* the block's cover slot, set when a thread meets it */
+  uint32_t module;        /* index in process.mods */
+  uint8_t byte;           /* the original byte under it */
+  bool met;               /* a thread met it: the byte is back */
+} home_probe;
 
 /* A PLT slot of some module pointed at a copy instead of its entry. */
 typedef struct plt_redirect {
@@ -127,6 +140,9 @@ typedef struct process {
   uint32_t sweep_ms;      /* the wait after the last sweep */
   size_t nremoved;
   size_t nsecond;         /* functions with a second copy (fn_state.first_copy) */
+  size_t nhome;           /* functions gone home (fn_state.home) */
+  home_probe *homes;      /* their int3s, sorted by address */
+  size_t nhomes, caphomes;
   uint64_t second_ns;     /* the last pass making second copies (breaks_second_pass) */
   bool second_ended;      /* a pass could not write its memory: it is ending */
   plt_redirect *redirects; /* undone at detach */

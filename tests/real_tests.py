@@ -1612,6 +1612,64 @@ def test_strip(ctx, threads, collectors):
     return [(name, probs[:8])]
 
 
+def home_stats(err):
+    """{name: int} of the homed= and home_hits= of lazyprobe's --stats line."""
+    return {k.decode(): int(v) for k, v in re.findall(rb'\b(homed|home_hits)=(\d+)', err)}
+
+
+def test_home(ctx, mode):
+    """coverage/home/MODE: tests/real/home.c's hot() goes home under -c
+    coverage (its original code, an int3 on each block not run yet) and
+    blocks of it run first after that: --stats homed >= 1; MODE run: the
+    @late line is covered through its int3 (home_hits >= 1); fork: a child
+    forked after (same int3s in its memory) covers @late and the parent
+    @parent (home_hits >= 2); attach: lazyprobe attach --duration 2 goes
+    before those blocks run, and the program must not meet an int3 left
+    behind.  @never is not covered; output and status as natively."""
+    name = 'coverage/home/' + mode
+    binary, err = build(ctx, 'home', ['home.c'], ['-O2', '-g', '-Wall'])
+    if err:
+        return [(name, [err])]
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    probs, want_hits, covered = [], {'run': 1, 'fork': 2, 'attach': 0}[mode], {
+        'run': ['late'], 'fork': ['late', 'parent'], 'attach': []}[mode]
+    if mode == 'attach':
+        target, reader = start_target([binary, 'signal'])
+        cmd = [ctx.lp, 'attach', '--stats', '-c', 'coverage', '--duration', '2', '-o', outdir, str(target.pid)]
+        try:
+            if not reader.wait_for(rb'^ready$', 30):
+                return [(name, ['the target printed no "ready"'])]
+            st, _, lerr, to = rt.run_proc(cmd, timeout=60)
+            if to or st != 0:
+                probs.append('lazyprobe attach: status %s%s: %s' % (st, ' (timed out)' if to else '', rt.short(lerr)))
+            release_target(target, reader, b'ready\nlate=1501000\n', probs)
+        finally:
+            stop_all(target)
+    else:
+        cmd = [ctx.lp, 'run', '--stats', '-c', 'coverage', '-o', outdir, '--', binary, mode]
+        lp = run_in(cmd)
+        lerr = lp[2]
+        probs += same_as_native(run_in([binary, mode]), lp)
+    stats = home_stats(lerr)
+    if stats.get('homed', 0) < 1 or stats.get('home_hits', 0) < want_hits:
+        probs.append('hot() did not go home and meet its int3s: %s, want homed >= 1, home_hits >= %d' %
+                     (stats or 'no stats', want_hits))
+    labels = rt.source_labels(os.path.join(REAL, 'home.c'))
+    try:
+        da = lcov_da(os.path.join(outdir, 'coverage.info'))
+        src = ([k[0] for k in da if k[0].endswith('home.c')] or [''])[0]
+        for label in ('late', 'parent', 'never'):
+            got, want = da.get((src, labels[label])), label in covered
+            if got is None or bool(got) != want:
+                probs.append('the @%s line (%d): DA %s, want %s' %
+                             (label, labels[label], got, 'covered' if want else 'not covered'))
+    except (OSError, ValueError, KeyError) as e:
+        probs.append('coverage.info: %s' % e)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:8])]
+
+
 def jobs(ctx):
     """[(filter-name, callable)] for run_tests.main()."""
     j = []
@@ -1638,6 +1696,8 @@ def jobs(ctx):
     for t, cols in ((1, 'coverage'), (2, 'coverage'), (2, 'coverage,calls')):
         j.append(('coverage/strip/%dthreads/%s' % (t, cols.replace(',', '+')),
                   lambda t=t, c=cols: test_strip(ctx, t, c)))
+    for mode in ('run', 'fork', 'attach'):
+        j.append(('coverage/home/' + mode, lambda m=mode: test_home(ctx, m)))
     j.append(('unwind/gdb_core', lambda: test_gdb_core(ctx)))
     j.append(('unwind/fork_throw', lambda: test_fork_throw(ctx)))
     # 5. attach/detach

@@ -1,0 +1,82 @@
+/* A hot function that goes home under -c coverage (core/breaks.c, "going
+ * home": its original code again, an int3 on each block not run yet) and
+ * blocks of it first run after that (tests/real_tests.py, test_home).
+ *
+ * Phase 0 calls hot(i, 0) over and over: until MS milliseconds have passed
+ * (argv[2], default 1500) or, with MODE "signal", until SIGUSR1 comes (after
+ * printing "ready": lazyprobe attaches, goes, and the int3s must have gone
+ * with it).  Then, by MODE (argv[1]):
+ *   run, signal  phase 1 here: the @late line runs;
+ *   fork         phase 1 in a child forked now (whose memory has the same
+ *                int3s), then phase 2 in the parent: @late and @parent run.
+ * The @never line never runs.  The output does not depend on how many calls
+ * phase 0 made. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+volatile int never;
+static volatile sig_atomic_t go_on;
+long sink;
+
+__attribute__((noipa)) long late(long i) { return i * 3 + 1; }
+__attribute__((noipa)) long parent_only(long i) { return i * 5 + 2; }
+__attribute__((noipa)) long nothing(long i) { return -i; }
+
+__attribute__((noipa)) long hot(long i, int phase) {
+  long r = i & 3;
+  if (__builtin_expect(phase == 1, 0))
+    r += late(i); /* @late */
+  if (__builtin_expect(phase == 2, 0))
+    r += parent_only(i); /* @parent */
+  if (never)
+    r += nothing(i); /* @never */
+  return r;
+}
+
+static void on_usr1(int sig) {
+  (void)sig;
+  go_on = 1;
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+static long phase(int which, long n) {
+  long sum = 0;
+  for (long i = 0; i < n; i++) sum += hot(i, which);
+  return sum;
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "run";
+  double ms = argc > 2 ? atof(argv[2]) : 1500;
+  int by_signal = !strcmp(mode, "signal");
+  if (by_signal) {
+    signal(SIGUSR1, on_usr1);
+    printf("ready\n");
+    fflush(stdout);
+  }
+  double until = now_ms() + ms;
+  while (by_signal ? !go_on : now_ms() < until) sink += phase(0, 1 << 16);
+  if (!strcmp(mode, "fork")) {
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+      printf("child late=%ld\n", phase(1, 1000));
+      return 0;
+    }
+    if (child < 0 || waitpid(child, NULL, 0) != child) return 1;
+    printf("parent=%ld\n", phase(2, 1000));
+    return 0;
+  }
+  printf("late=%ld\n", phase(1, 1000));
+  return 0;
+}
