@@ -103,9 +103,10 @@ static void resume(core_session *s, pid_t tid, int sig) {
 /* {=== our breaks ===*/
 
 /* P's first hits come through its stubs from now on: its bell is watched,
- * or its stubs become int3s. */
+ * or its stubs become int3s.  Nothing to watch before a selected module
+ * gave it a bell (stubs_arm; a library loaded later may). */
 static void watch_bell(core_session *s, process *p) {
-  if (!p->stubs || p->watched) return;
+  if (!p->stubs || p->watched || p->bell_slot == SHM_NONE) return;
   if (s->nwatched < CORE_DOORBELL_MAX_BELLS) {
     p->watched = true;
     p->bell_seen = *stubs_bell(p);
@@ -168,6 +169,7 @@ static lp_status on_loader_hook(core_session *s, thread *th, struct user_regs_st
   LP_CHECK(core_regs_set(th->tid, regs));
   lp_status st = process_sync_modules(s, p, th->tid);
   if (st != LP_OK) fprintf(stderr, "lazyprobe: process %d: %s\n", (int)p->pid, lp_error());
+  watch_bell(s, p);
   return LP_OK;
 }
 

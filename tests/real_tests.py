@@ -642,7 +642,10 @@ def test_shlib(ctx, mode):
       exclude      --exclude 'libbar*': libbar 0, the others exact
       exclude_func --exclude 'libfoo*:foo_add': foo_add 0, the rest exact
       last_rule    --exclude 'libfoo*' --include 'libfoo*:foo_mul': in
-                   libfoo only foo_mul counted (the last matching rule wins)"""
+                   libfoo only foo_mul counted (the last matching rule wins)
+      dlopen_only  --exclude 'shlib_main' --exclude 'libfoo*': nothing is
+                   selected at the start (no stub bell yet), libbar, loaded
+                   later, exact: its first calls come through stubs too"""
     name = 'shlib/' + mode
     b, err = build_shlib(ctx)
     if err:
@@ -651,14 +654,17 @@ def test_shlib(ctx, mode):
     opts = {'default': [], 'include': ['--include', 'libfoo*', '--include', 'libbar*'],
             'include_libc': ['--include', 'libc.so*'], 'exclude': ['--exclude', 'libbar*'],
             'exclude_func': ['--exclude', 'libfoo*:foo_add'],
-            'last_rule': ['--exclude', 'libfoo*', '--include', 'libfoo*:foo_mul']}[mode]
-    exp_foo, exp_bar = dict(SHLIB_FOO), dict(SHLIB_BAR)
+            'last_rule': ['--exclude', 'libfoo*', '--include', 'libfoo*:foo_mul'],
+            'dlopen_only': ['--exclude', 'shlib_main', '--exclude', 'libfoo*']}[mode]
+    exp_main, exp_foo, exp_bar = dict(SHLIB_MAIN), dict(SHLIB_FOO), dict(SHLIB_BAR)
     if mode == 'exclude':
         exp_bar = {k: 0 for k in SHLIB_BAR}
     elif mode == 'exclude_func':
         exp_foo['foo_add'] = 0
     elif mode == 'last_rule':
         exp_foo = dict(SHLIB_ZERO_FOO, foo_mul=100)
+    elif mode == 'dlopen_only':
+        exp_main, exp_foo = {k: 0 for k in SHLIB_MAIN}, dict(SHLIB_ZERO_FOO)
     nat = rt.run_proc([exe, bar])
     outdir = os.path.join(ctx.scratch(name), 'out')
     cmd = [ctx.lp, 'run', '-c', 'calls', '--stats'] + opts + ['-o', outdir, '--', exe, bar]
@@ -670,7 +676,7 @@ def test_shlib(ctx, mode):
                      'do not go straight to the copies' % (redirected and redirected.group(0)))
     calls = load_calls_safe(outdir, probs)
     if calls is not None:
-        for mod, exp in ((exe, SHLIB_MAIN), (foo, exp_foo), (bar, exp_bar)):
+        for mod, exp in ((exe, exp_main), (foo, exp_foo), (bar, exp_bar)):
             syms = ctx.syms(mod)
             miss = missing_syms(syms, exp)
             if miss:
@@ -1683,7 +1689,7 @@ def jobs(ctx):
     j.append(('procs/shell_script', lambda: test_shell_script(ctx)))
     j.append(('procs/make_j2', lambda: test_make(ctx)))
     # 3. shared libraries
-    for mode in ('default', 'include', 'include_libc', 'exclude', 'exclude_func', 'last_rule'):
+    for mode in ('default', 'include', 'include_libc', 'exclude', 'exclude_func', 'last_rule', 'dlopen_only'):
         j.append(('shlib/' + mode, lambda m=mode: test_shlib(ctx, m)))
     # 4. exceptions, unwinding
     for o in ('O0', 'O2'):
