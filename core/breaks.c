@@ -1015,7 +1015,7 @@ static lp_status on_home_probe(core_session *s, process *p, home_probe *h, pid_t
  * not changed since the last pass found it hot? */
 static bool home_now(const process *p, pmodule *m, long i, const shm_function *sf) {
   fn_state *f = &m->fns[i];
-  if (!may_go_home(p, m, i, sf) || calls_so_far(p, m, i, sf) < HOME_MIN) return false;
+  if (calls_so_far(p, m, i, sf) < HOME_MIN || !may_go_home(p, m, i, sf)) return false;
   uint32_t covered = covered_probes(&p->counters, sf, NULL);
   bool still = f->home_looked && covered == f->home_covered;
   f->home_looked = true;
