@@ -1629,16 +1629,17 @@ def test_home(ctx, mode):
     blocks of it run first after that: --stats homed >= 1; MODE run: the
     @late line is covered through its int3 (home_hits >= 1); fork: a child
     forked after (same int3s in its memory) covers @late and the parent
-    @parent (home_hits >= 2); attach: lazyprobe attach --duration 2 goes
+    @parent (home_hits >= 2); threads: four threads call hot() while it goes
+    home, then all run @late at once (home_hits >= 1); attach: lazyprobe attach --duration 2 goes
     before those blocks run, and the program must not meet an int3 left
     behind.  @never is not covered; output and status as natively."""
     name = 'coverage/home/' + mode
-    binary, err = build(ctx, 'home', ['home.c'], ['-O2', '-g', '-Wall'])
+    binary, err = build(ctx, 'home', ['home.c'], ['-O2', '-g', '-Wall', '-pthread'])
     if err:
         return [(name, [err])]
     outdir = os.path.join(ctx.scratch(name), 'out')
-    probs, want_hits, covered = [], {'run': 1, 'fork': 2, 'attach': 0}[mode], {
-        'run': ['late'], 'fork': ['late', 'parent'], 'attach': []}[mode]
+    probs, want_hits, covered = [], {'run': 1, 'fork': 2, 'threads': 1, 'attach': 0}[mode], {
+        'run': ['late'], 'fork': ['late', 'parent'], 'threads': ['late'], 'attach': []}[mode]
     if mode == 'attach':
         target, reader = start_target([binary, 'signal'])
         cmd = [ctx.lp, 'attach', '--stats', '-c', 'coverage', '--duration', '2', '-o', outdir, str(target.pid)]
@@ -1702,7 +1703,7 @@ def jobs(ctx):
     for t, cols in ((1, 'coverage'), (2, 'coverage'), (2, 'coverage,calls')):
         j.append(('coverage/strip/%dthreads/%s' % (t, cols.replace(',', '+')),
                   lambda t=t, c=cols: test_strip(ctx, t, c)))
-    for mode in ('run', 'fork', 'attach'):
+    for mode in ('run', 'fork', 'threads', 'attach'):
         j.append(('coverage/home/' + mode, lambda m=mode: test_home(ctx, m)))
     j.append(('unwind/gdb_core', lambda: test_gdb_core(ctx)))
     j.append(('unwind/fork_throw', lambda: test_fork_throw(ctx)))

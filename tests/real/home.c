@@ -8,9 +8,13 @@
  * with it).  Then, by MODE (argv[1]):
  *   run, signal  phase 1 here: the @late line runs;
  *   fork         phase 1 in a child forked now (whose memory has the same
- *                int3s), then phase 2 in the parent: @late and @parent run.
+ *                int3s), then phase 2 in the parent: @late and @parent run;
+ *   threads      THREADS threads do phase 0 while hot() goes home, meet at a
+ *                barrier, then all run phase 1 at once (one int3, met by
+ *                several threads).
  * The @never line never runs.  The output does not depend on how many calls
  * phase 0 made. */
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,9 +59,40 @@ static long phase(int which, long n) {
   return sum;
 }
 
+#define THREADS 4
+
+static double until_ms;
+static pthread_barrier_t together;
+
+static void *worker(void *arg) {
+  long *late_sum = arg;
+  while (now_ms() < until_ms) sink += phase(0, 1 << 14);
+  pthread_barrier_wait(&together);
+  *late_sum = phase(1, 1000);
+  return NULL;
+}
+
+/* THREADS threads: phase 0 until the deadline, then phase 1 together. */
+static int run_threads(double ms) {
+  pthread_t t[THREADS];
+  long sums[THREADS];
+  until_ms = now_ms() + ms;
+  pthread_barrier_init(&together, NULL, THREADS);
+  for (int k = 0; k < THREADS; k++)
+    if (pthread_create(&t[k], NULL, worker, &sums[k])) return 1;
+  long total = 0;
+  for (int k = 0; k < THREADS; k++) {
+    pthread_join(t[k], NULL);
+    total += sums[k];
+  }
+  printf("threads late=%ld\n", total);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "run";
   double ms = argc > 2 ? atof(argv[2]) : 1500;
+  if (!strcmp(mode, "threads")) return run_threads(ms);
   int by_signal = !strcmp(mode, "signal");
   if (by_signal) {
     signal(SIGUSR1, on_usr1);
