@@ -146,8 +146,28 @@ lp_status shm_add_module(shm_counters *c, const shm_layout_module *m, uint32_t *
 
 /* Copies the entries in use of FROM's tables (and its slots if SLOTS) into
  * TO, whose header already places them. */
-static void copy_tables(const shm_counters *from, shm_counters *to, bool slots) {
-  const shm_header *f = from->header, *t = to->header;
+/* Copies SIZE bytes at offset FROM of file F to offset TO of file T (at
+ * TO_FD) in the kernel (copy_file_range: no page of either is faulted into
+ * lazyprobe), else through F's mapping. */
+static lp_status copy_part(const shm_counters *f, uint64_t from, int to_fd, uint64_t to, uint64_t size) {
+  loff_t in = (loff_t)from, out = (loff_t)to;
+  while (size) {
+    ssize_t n = copy_file_range(f->fd, &in, to_fd, &out, size, 0);
+    if (n <= 0) break;
+    size -= (uint64_t)n;
+  }
+  while (size) {
+    ssize_t n = pwrite(to_fd, f->base + in, size, out);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return lp_fail("cannot write a counters file: %s", n < 0 ? strerror(errno) : "disk full");
+    in += n, out += n, size -= (uint64_t)n;
+  }
+  return LP_OK;
+}
+
+/* The tables of FROM (its slots with SLOTS) into file TO_FD laid out as T. */
+static lp_status copy_tables(const shm_counters *from, int to_fd, const shm_header *t, bool slots) {
+  const shm_header *f = from->header;
   const struct {
     uint64_t from, to, size;
   } part[] = {
@@ -161,7 +181,8 @@ static void copy_tables(const shm_counters *from, shm_counters *to, bool slots) 
       {f->slots_off, t->slots_off, slots ? f->nslots * sizeof(uint64_t) : 0},
   };
   for (size_t i = 0; i < sizeof part / sizeof part[0]; i++)
-    memcpy(to->base + part[i].to, from->base + part[i].from, part[i].size);
+    LP_CHECK(copy_part(from, part[i].from, to_fd, part[i].to, part[i].size));
+  return LP_OK;
 }
 
 lp_status shm_counters_fork(const shm_counters *from, int dirfd, const char *dirname, long pid,
@@ -173,7 +194,12 @@ lp_status shm_counters_fork(const shm_counters *from, int dirfd, const char *dir
   shm_header *h = out->header;
   memcpy(h, fh, sizeof *fh);
   memset(h->magic, 0, sizeof h->magic);
-  copy_tables(from, out, false); /* the slots stay zero */
+  lp_status st = copy_tables(from, out->fd, h, false); /* the slots stay zero */
+  if (st != LP_OK) {
+    shm_counters_close(out);
+    unlinkat(dirfd, name, 0);
+    return st;
+  }
   h->pid = pid;
   h->ppid = fh->pid;
   h->image = 1;
@@ -199,13 +225,19 @@ lp_status shm_counters_seal(const shm_counters *c, int dirfd, const char *dirnam
   shm_counters_name((long)h.pid, h.image, name, sizeof name);
   snprintf(part, sizeof part, "%s.part", name);
   unlinkat(dirfd, part, 0); /* left by an earlier lazyprobe that died here */
-  shm_counters out;
-  LP_CHECK(create_file(dirfd, dirname, part, &h, &out));
-  memset(h.magic, 0, sizeof h.magic);
-  memcpy(out.base, &h, sizeof h);
-  copy_tables(c, &out, true);
-  memcpy(out.header->magic, c->header->magic, sizeof h.magic);
-  shm_counters_close(&out);
+  int fd = openat(dirfd, part, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return lp_fail("cannot create %s/%s: %s", dirname, part, strerror(errno));
+  memset(h.magic, 0, sizeof h.magic); /* the magic goes last */
+  lp_status st = ftruncate(fd, (off_t)h.file_size) == 0 && pwrite(fd, &h, sizeof h, 0) == (ssize_t)sizeof h
+                     ? copy_tables(c, fd, &h, true)
+                     : lp_fail("cannot write %s/%s: %s", dirname, part, strerror(errno));
+  if (st == LP_OK && pwrite(fd, c->header->magic, sizeof h.magic, 0) != (ssize_t)sizeof h.magic)
+    st = lp_fail("cannot write %s/%s: %s", dirname, part, strerror(errno));
+  close(fd);
+  if (st != LP_OK) {
+    unlinkat(dirfd, part, 0);
+    return st;
+  }
   if (renameat(dirfd, part, dirfd, name) != 0) {
     int e = errno;
     unlinkat(dirfd, part, 0);
