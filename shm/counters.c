@@ -144,8 +144,6 @@ lp_status shm_add_module(shm_counters *c, const shm_layout_module *m, uint32_t *
   return LP_OK;
 }
 
-/* Copies the entries in use of FROM's tables (and its slots if SLOTS) into
- * TO, whose header already places them. */
 /* Copies SIZE bytes at offset FROM of file F to offset TO of file T (at
  * TO_FD) in the kernel (copy_file_range: no page of either is faulted into
  * lazyprobe), else through F's mapping. */
@@ -165,7 +163,8 @@ static lp_status copy_part(const shm_counters *f, uint64_t from, int to_fd, uint
   return LP_OK;
 }
 
-/* The tables of FROM (its slots with SLOTS) into file TO_FD laid out as T. */
+/* Copies the entries in use of FROM's tables (and its slots if SLOTS) into
+ * the file at TO_FD, whose header T places them. */
 static lp_status copy_tables(const shm_counters *from, int to_fd, const shm_header *t, bool slots) {
   const shm_header *f = from->header;
   const struct {
