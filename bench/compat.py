@@ -2,7 +2,7 @@
 """Compatibility suite: real programs nobody here wrote, natively and under lazyprobe.
 
     bench/compat.py [--lazyprobe PATH] [--mode direct|make-check|both] [--json FILE]
-                    [--timeout S] [--jobs N] [only...]
+                    [--timeout S] [--jobs N] [--collectors C] [only...]
 
 Programs (default: all), fetched with `apt-get source` (bench/get-src.sh, which enables
 deb-src) and built into bench/work/compat/ with Debian 12's normal flags (dpkg-buildflags
@@ -527,6 +527,8 @@ def check_outputs(outdir, exe, bolted, timeout):
             info["lcov_lines"] = m.group(1).strip()
     else:
         probs.append("lcov not installed")
+    if "calls" not in COLLECTORS.split(","):
+        return probs, info
     cj = os.path.join(outdir, "calls.json")
     try:
         with open(cj) as f:
@@ -536,7 +538,9 @@ def check_outputs(outdir, exe, bolted, timeout):
     except (OSError, ValueError) as e:
         probs.append("calls.json: %s" % e)
     fd = os.path.join(outdir, "arcs.fdata")
-    if not os.path.exists(fd):
+    if "arcs" not in COLLECTORS.split(","):
+        pass
+    elif not os.path.exists(fd):
         probs.append("arcs.fdata missing")
     elif not symtab:
         info["bolt"] = "not run: %s has no symbol table" % os.path.basename(exe)
@@ -670,17 +674,21 @@ def run_make_check(lp, prog, label, cmd, cwd, srctree, timeout):
 
 
 def main():
-    global JOBS
+    global JOBS, COLLECTORS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lazyprobe", default=os.path.join(ROOT, "build", "tools", "lazyprobe"))
     ap.add_argument("--mode", choices=("direct", "make-check", "both"), default="direct")
     ap.add_argument("--timeout", type=int, default=180, help="seconds per run")
     ap.add_argument("--jobs", type=int, default=2, help="parallel compiler jobs while building (default 2)")
+    ap.add_argument("--collectors", default=COLLECTORS,
+                    help="lazyprobe's -c (default %s; `coverage` alone lets hot functions go home, "
+                         "and only coverage.info is checked)" % COLLECTORS)
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--json", help="write all results here")
     ap.add_argument("only", nargs="*", help="programs: %s (default all)" % " ".join(ALL))
     a = ap.parse_args()
     JOBS = a.jobs
+    COLLECTORS = a.collectors
     only = a.only or ALL
     bad = [p for p in only if p not in ALL]
     if bad:
@@ -734,6 +742,9 @@ def main():
                 summary += ", instrumented %d-%d functions, native=%d, trapped_calls=%d" % (
                     min(s.get("instrumented", 0) for s in st), max(s.get("instrumented", 0) for s in st),
                     max(s.get("native", 0) for s in st), max(s.get("trapped_calls", 0) for s in st))
+                if any(s.get("homed") for s in st):
+                    summary += ", homed %d functions, %d one-shot breaks met" % (
+                        sum(s.get("homed", 0) for s in st), sum(s.get("home_hits", 0) for s in st))
             if badc:
                 why = "; ".join("%s: %s" % (r["name"], " / ".join(r["problems"])) for r in badc[:4])
                 if len(badc) > 4:
