@@ -26,7 +26,8 @@
  * re-placed on their own counts, cover probes that ran left out; under
  * coverage alone, a hot function whose coverage stopped growing goes back to
  * its original code, with one-shot int3s on the blocks not run yet ("going
- * home" below). */
+ * home" below).  Plans outlive their process image: the next image of the
+ * same module file rebases them ("plans kept" below). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -529,6 +530,41 @@ bool breaks_may_jump(const pmodule *m, long i) {
   return !find_cfi(m, &m->file->module->functions[i], &cfi) || !jump_refused(m, i, &cfi);
 }
 
+/* {=== plans kept for the next process image ===
+ *
+ * A test suite runs the same programs hundreds of times (xz's `make check`:
+ * 1131 process images): from a module file's second image on, the plans of its
+ * functions are kept in its module_file and the next image rebases them
+ * (reloc_plan_rebase) instead of decoding and planning again.  Only first
+ * copies' plans (the probes every copy of the session asks for); one in use
+ * is out of the cache, so that a recursion back into it plans its own. */
+
+/* The kept plan of function I of M, rebased for M (false: none). */
+static bool take_plan(core_session *s, pmodule *m, long i, reloc_plan **plan, reloc_info *info) {
+  cached_plan *c = m->file->plans ? &m->file->plans[i] : NULL;
+  if (!c || !c->plan) return false;
+  reloc_plan_rebase(c->plan, (int64_t)(m->bias - c->bias));
+  *plan = c->plan;
+  *info = c->info;
+  c->plan = NULL;
+  s->stats.plans_reused++;
+  return true;
+}
+
+/* Keeps PLAN of function I of M, emitted for M, when M's file is in its
+ * second process image or later; frees it otherwise. */
+static void keep_plan(pmodule *m, long i, reloc_plan *plan, const reloc_info *info) {
+  module_file *f = m->file;
+  if (f->images >= 2 && !f->plans) f->plans = calloc(f->module->nfunctions, sizeof *f->plans);
+  if (!plan || f->images < 2 || !f->plans || f->plans[i].plan) {
+    reloc_plan_free(plan);
+    return;
+  }
+  f->plans[i] = (cached_plan){plan, *info, m->bias};
+}
+
+/* }=== */
+
 /* Relocates function I of module M.  With DEPTH > 0 (a first hit), its
  * direct callees are relocated too, in the same stop, with DEPTH - 1, so that
  * they never trap: a trap round trip costs the tracer and the program more
@@ -547,7 +583,8 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
   reloc_probes probes = probes_for(s, &links);
   reloc_plan *plan;
   reloc_info info;
-  if (reloc_plan_function(&desc, &probes, &plan, &info) != LP_OK) return leave_native(s, p, m, i, lp_error());
+  if (!take_plan(s, m, i, &plan, &info) && reloc_plan_function(&desc, &probes, &plan, &info) != LP_OK)
+    return leave_native(s, p, m, i, lp_error());
 
   if (depth > 0) {
     uint64_t callees[MAX_EAGER];
@@ -558,7 +595,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
       if (!cm || j < 0 || cm->fns[j].state != SHM_NOT_RUN) continue;
       lp_status st = instrument(s, p, cm, j, depth - 1, NULL, 0);
       if (st != LP_OK) {
-        reloc_plan_free(plan);
+        keep_plan(m, i, plan, &info);
         return st;
       }
       s->stats.eager++;
@@ -583,7 +620,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
     int64_t off = reloc_resume_offset(plan, resume[k].orig, resume[k].after_call);
     resume[k].copy = off >= 0 ? dest + (uint64_t)off : 0;
   }
-  reloc_plan_free(plan);
+  keep_plan(m, i, plan, &info);
   if (st == LP_OK) st = core_mem_write(&p->target, dest, copy, size);
   free(copy);
   LP_CHECK(st);

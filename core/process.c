@@ -378,6 +378,7 @@ static lp_status add_module(core_session *s, process *p, module_file *file, uint
                    .fns = fns};
     fns = NULL;
     *added = m;
+    file->images++;
     s->stats.modules++;
   }
   free(addr);

@@ -683,6 +683,8 @@ void core_session_free(core_session *s) {
   while (s->files) {
     module_file *f = s->files;
     s->files = f->next;
+    for (size_t i = 0; f->plans && i < f->module->nfunctions; i++) reloc_plan_free(f->plans[i].plan);
+    free(f->plans);
     core_image_free(&f->image);
     core_module_close(f->module);
     free(f->path);

@@ -49,6 +49,7 @@ typedef struct core_session_stats {
   uint64_t retreed;        /* second copies with their arcs placed on the first's counts */
   uint64_t stripped;       /* second copies without the cover probes that ran in the first */
   uint64_t second_ns;      /* considering and making second copies */
+  uint64_t plans_reused;   /* relocations planned for an earlier process image of the same file */
   uint64_t homed;          /* functions sent back to their original code, int3s on blocks not covered */
   uint64_t home_hits;      /* those int3s met */
 } core_session_stats;

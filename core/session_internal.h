@@ -54,6 +54,14 @@ typedef struct fn_state {
   uint32_t home_covered;
 } fn_state;
 
+/* A function's plan kept for the next process image that maps its module
+ * (breaks.c): rebased there, not planned again. */
+typedef struct cached_plan {
+  struct reloc_plan *plan;
+  reloc_info info;
+  uint64_t bias;          /* the one it was last emitted for */
+} cached_plan;
+
 /* A module file, opened once per session and shared by every process that
  * maps it. */
 typedef struct module_file {
@@ -62,6 +70,8 @@ typedef struct module_file {
   ino_t ino;
   core_module *module;
   core_image image;
+  unsigned images;        /* process images that instrumented it (not fork children) */
+  cached_plan *plans;     /* per function, from its second image on (NULL: none yet) */
   struct module_file *next;
 } module_file;
 

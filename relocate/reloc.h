@@ -273,6 +273,14 @@ const reloc_origin *reloc_origins(const reloc_plan *plan, size_t *n);
  * (reloc_info.copy_size). */
 size_t reloc_copy_size(const reloc_plan *plan);
 
+/* Moves PLAN DELTA bytes (its function's module loaded at another bias, in
+ * another process): every original address it holds.  A plan depends only on
+ * the module's bytes and the probes asked for, so one planned for one
+ * process image serves the next; reloc_emit then writes the copy for the new
+ * place (the sizes it found stay right: copies are 16-aligned, biases are
+ * page multiples). */
+void reloc_plan_rebase(reloc_plan *plan, int64_t delta);
+
 void reloc_plan_free(reloc_plan *plan);
 
 #endif

@@ -653,6 +653,31 @@ int64_t reloc_resume_offset(const reloc_plan *plan, uint64_t orig, bool after_ca
   return -1;
 }
 
+void reloc_plan_rebase(reloc_plan *p, int64_t delta) {
+  uint64_t d = (uint64_t)delta;
+  if (!d) return;
+  p->entry += d, p->lo += d, p->hi += d;
+  for (size_t i = 0; i < p->n; i++) {
+    x64_insn *x = &p->insns[i].x;
+    x->addr += d;
+    if (x->target) x->target += d; /* a relative immediate's (direct branches) */
+    if (x->rip_relative) x->rip_target += d;
+  }
+  for (size_t t = 0; t < p->ntables; t++) {
+    p->tables[t].table += d;
+    for (size_t k = 0; k < p->tables[t].nentries; k++) p->tables[t].targets[k] += d;
+  }
+  for (size_t b = 0; b < p->nblocks; b++) p->blocks[b].addr += d;
+  for (size_t e = 0; e < p->nedges; e++) {
+    p->edges[e].branch += d;
+    if (p->edges[e].target) p->edges[e].target += d;
+  }
+  for (size_t c = 0; c < p->ncalls; c++) {
+    p->calls[c].site += d;
+    if (p->calls[c].target) p->calls[c].target += d;
+  }
+}
+
 void reloc_plan_free(reloc_plan *plan) {
   if (!plan) return;
   for (size_t t = 0; t < plan->ntables; t++) free(plan->tables[t].targets);

@@ -555,6 +555,53 @@ def test_shell_script(ctx):
     return [(name, probs[:6])]
 
 
+def test_shell_script_coverage(ctx):
+    """procs/shell_script/coverage: sh runs tests/real/home.c three times
+    under -c coverage; from the third image on its functions are relocated
+    from the plans the second made, moved to the new load address (--stats
+    plans_reused >= 1).  Each image's own report (its counters file alone,
+    `lazyprobe report -c coverage`) is the same coverage.info, @late covered
+    and @never not: a plan moved wrong (a block, a branch) would show there."""
+    name = 'procs/shell_script/coverage'
+    binary, err = build(ctx, 'home', ['home.c'], ['-O2', '-g', '-Wall', '-pthread'])
+    if err:
+        return [(name, [err])]
+    scratch = ctx.scratch(name)
+    outdir = os.path.join(scratch, 'out')
+    script = '"$0" run 30; "$0" run 30; "$0" run 30'
+    argv = ['sh', '-c', script, binary]
+    cmd = [ctx.lp, 'run', '-c', 'coverage', '--stats', '-o', outdir, '--'] + argv
+    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = same_as_native(rt.run_proc(argv), lp)
+    m = re.search(rb'plans_reused=(\d+)', lp[2])
+    if not m or int(m.group(1)) < 1:
+        probs.append('no plan was reused by the third image (%s)' % (m.group(0) if m else 'no stats'))
+    labels = rt.source_labels(os.path.join(REAL, 'home.c'))
+    infos = []
+    for f in all_counters_files(outdir):
+        d = os.path.join(scratch, 'one-' + f)
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(os.path.join(outdir, f), d)
+        st, _, err, to = rt.run_proc([ctx.lp, 'report', '-c', 'coverage', d], timeout=60)
+        info = os.path.join(d, 'coverage.info')
+        if st != 0 or to:
+            probs.append('report of %s: status %s: %s' % (f, st, rt.short(err)))
+        elif os.path.exists(info) and os.path.getsize(info) > 0:
+            infos.append((f, open(info).read(), lcov_da(info)))
+    if len(infos) != 3:
+        probs.append('%d images with coverage.info, want 3 (home run three times)' % len(infos))
+    for f, text, da in infos:
+        if text != infos[0][1]:
+            probs.append('%s: coverage.info differs from %s\'s' % (f, infos[0][0]))
+        src = ([k[0] for k in da if k[0].endswith('home.c')] or [''])[0]
+        if not da.get((src, labels['late'])) or da.get((src, labels['never'])) != 0:
+            probs.append('%s: @late DA %s (want covered), @never DA %s (want 0)' %
+                         (f, da.get((src, labels['late'])), da.get((src, labels['never']))))
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:6])]
+
+
 def test_make(ctx):
     """`make -j2` of tests/real/makeproj (4 compiles, 1 link) under lazyprobe:
     the build succeeds, the program is byte-identical to a native make's and
@@ -1688,6 +1735,7 @@ def jobs(ctx):
         j.append(('procs/' + mode, lambda m=mode: test_procs(ctx, m)))
     j.append(('procs/many_procs', lambda: test_many_procs(ctx)))
     j.append(('procs/shell_script', lambda: test_shell_script(ctx)))
+    j.append(('procs/shell_script/coverage', lambda: test_shell_script_coverage(ctx)))
     j.append(('procs/make_j2', lambda: test_make(ctx)))
     # 3. shared libraries
     for mode in ('default', 'include', 'include_libc', 'exclude', 'exclude_func', 'last_rule', 'dlopen_only'):
