@@ -251,33 +251,44 @@ bool lp_graph_add(lp_graph *g, const shm_counters *c, const shm_function *f, uin
   return true;
 }
 
+/* Adds the counts of FROM's graph to INTO's (the same function in another
+ * process). */
+static void add_up(lp_graph *g, lp_graph_fn *into, const lp_graph_fn *from) {
+  if (into->block_counts && from->block_counts && into->nblocks == from->nblocks)
+    for (uint32_t b = 0; b < into->nblocks; b++)
+      g->blocks[into->first_block + b].count += g->blocks[from->first_block + b].count;
+  if (into->edge_counts && from->edge_counts && into->nedges == from->nedges)
+    for (uint32_t e = 0; e < into->nedges; e++)
+      g->edges[into->first_edge + e].count += g->edges[from->first_edge + e].count;
+  if (into->nedges == from->nedges)
+    for (uint32_t e = 0; e < into->nedges; e++) { /* what the counters of every process said */
+      lp_graph_edge *a = &g->edges[into->first_edge + e];
+      const lp_graph_edge *b = &g->edges[from->first_edge + e];
+      a->measured += b->measured;
+      a->measured_known |= b->measured_known;
+    }
+  if (into->calls && from->calls && into->ncalls == from->ncalls)
+    for (uint32_t k = 0; k < into->ncalls; k++)
+      g->calls[into->first_call + k].count += g->calls[from->first_call + k].count;
+}
+
 bool lp_graph_merge(lp_graph *g, uint32_t id, const shm_counters *c, const shm_function *f) {
+  uint32_t nblocks = g->nblocks, nedges = g->nedges, ncalls = g->ncalls, nstrings = g->nstrings;
   lp_graph_fn from;
-  if (!compute(g, c, f, &from)) return false; /* its elements stay appended, unused when added up */
+  if (!compute(g, c, f, &from)) return false;
   lp_graph_fn *into = &g->fns[id];
   if (!from.graph) return true;
   if (!into->graph) {
     *into = from;
     return true;
   }
-  if (into->block_counts && from.block_counts && into->nblocks == from.nblocks)
-    for (uint32_t b = 0; b < into->nblocks; b++)
-      g->blocks[into->first_block + b].count += g->blocks[from.first_block + b].count;
-  if (into->edge_counts && from.edge_counts && into->nedges == from.nedges)
-    for (uint32_t e = 0; e < into->nedges; e++)
-      g->edges[into->first_edge + e].count += g->edges[from.first_edge + e].count;
-  if (into->nedges == from.nedges)
-    for (uint32_t e = 0; e < into->nedges; e++) { /* what the counters of every process said */
-      lp_graph_edge *a = &g->edges[into->first_edge + e];
-      const lp_graph_edge *b = &g->edges[from.first_edge + e];
-      a->measured += b->measured;
-      a->measured_known |= b->measured_known;
-    }
-  if (into->calls && from.calls && into->ncalls == from.ncalls)
-    for (uint32_t k = 0; k < into->ncalls; k++)
-      g->calls[into->first_call + k].count += g->calls[from.first_call + k].count;
+  add_up(g, into, &from);
+  /* its elements were appended last: added up, they go (a report over a
+   * thousand processes of the same program would keep them all) */
+  g->nblocks = nblocks, g->nedges = nedges, g->ncalls = ncalls, g->nstrings = nstrings;
   return true;
 }
+
 
 /* }=== */
 
