@@ -61,7 +61,8 @@ lp_status module_file_open(core_session *s, const char *path, module_file **out)
   struct stat st;
   if (stat(path, &st) != 0) return lp_fail("%s: %s", path, strerror(errno));
   for (module_file *f = s->files; f; f = f->next)
-    if (f->dev == st.st_dev && f->ino == st.st_ino) {
+    if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size && f->mtime.tv_sec == st.st_mtim.tv_sec &&
+        f->mtime.tv_nsec == st.st_mtim.tv_nsec) { /* a file rebuilt may get the inode of the one it replaced */
       *out = f;
       return LP_OK;
     }
@@ -72,6 +73,8 @@ lp_status module_file_open(core_session *s, const char *path, module_file **out)
   }
   f->dev = st.st_dev;
   f->ino = st.st_ino;
+  f->size = st.st_size;
+  f->mtime = st.st_mtim;
   lp_status ok = core_module_open(path, &f->module);
   if (ok == LP_OK) ok = core_image_load(path, &f->image);
   if (ok != LP_OK) {

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "arena.h"
 #include "counters.h"
@@ -68,6 +69,8 @@ typedef struct module_file {
   char *path;
   dev_t dev;
   ino_t ino;
+  off_t size;
+  struct timespec mtime; /* with the three above: the same file, not one rebuilt since */
   core_module *module;
   core_image image;
   unsigned images;        /* process images that instrumented it (not fork children) */

@@ -602,6 +602,31 @@ def test_shell_script_coverage(ctx):
     return [(name, probs[:6])]
 
 
+def test_rebuilt_in_place(ctx):
+    """procs/rebuilt_in_place: sh runs a program, copies another program over
+    its file (same path, same inode: cp writes in place) and runs it again,
+    all under one lazyprobe run -c calls: the second image is relocated from
+    the new bytes (a module file is the same only with the same size and
+    mtime too), so both print as natively (the stale module crashed it)."""
+    name = 'procs/rebuilt_in_place'
+    v = ('O2', 'pie', 'sym')
+    fib, _ = ctx.binary('fib', v)
+    many, _ = ctx.binary('many', v)
+    scratch = ctx.scratch(name)
+    prog = os.path.join(scratch, 'prog')
+    script = '"$0"; cp "$1" "$0"; "$0"'
+    shutil.copy(fib, prog)
+    nat = rt.run_proc(['sh', '-c', script, prog, many])
+    shutil.copy(fib, prog)
+    outdir = os.path.join(scratch, 'out')
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', 'sh', '-c', script, prog, many]
+    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = same_as_native(nat, lp)
+    if probs:
+        probs[0] += repro(['cp', fib, prog, ';'] + cmd)
+    return [(name, probs[:4])]
+
+
 def test_make(ctx):
     """`make -j2` of tests/real/makeproj (4 compiles, 1 link) under lazyprobe:
     the build succeeds, the program is byte-identical to a native make's and
@@ -1736,6 +1761,7 @@ def jobs(ctx):
     j.append(('procs/many_procs', lambda: test_many_procs(ctx)))
     j.append(('procs/shell_script', lambda: test_shell_script(ctx)))
     j.append(('procs/shell_script/coverage', lambda: test_shell_script_coverage(ctx)))
+    j.append(('procs/rebuilt_in_place', lambda: test_rebuilt_in_place(ctx)))
     j.append(('procs/make_j2', lambda: test_make(ctx)))
     # 3. shared libraries
     for mode in ('default', 'include', 'include_libc', 'exclude', 'exclude_func', 'last_rule', 'dlopen_only'):
