@@ -105,17 +105,23 @@ lp_status breaks_restore_all(process *p) {
   return st;
 }
 
-/* Makes the entry at AT hold the N bytes WANT while threads may run: with
- * more than one byte and more than one thread that might meet it, an int3
+/* Makes the N > 1 bytes at AT hold WANT while threads run there: an int3
  * first (unless BRK_THERE: one is), then bytes 1..N-1, then byte 0, so that
- * no thread runs a half-written instruction (one that meets the int3 is
- * sent on by breaks_on_trap). */
-static lp_status write_entry(process *p, uint64_t at, const uint8_t *want, size_t n, bool brk_there) {
-  if (n == 1 || p->refs == 1) return core_mem_write(&p->target, at, want, n);
+ * no thread runs a half-written instruction (one that meets the int3 is sent
+ * on by breaks_on_trap). */
+static lp_status write_under_int3(process *p, uint64_t at, const uint8_t *want, size_t n, bool brk_there) {
   uint8_t brk = INT3;
   if (!brk_there) LP_CHECK(core_mem_write(&p->target, at, &brk, 1));
   LP_CHECK(core_mem_write(&p->target, at + 1, want + 1, n - 1));
   return core_mem_write(&p->target, at, want, 1);
+}
+
+/* Makes the entry at AT hold the N bytes WANT at a first hit: written at
+ * once when one byte, or when the only thread is stopped or in the stub;
+ * else under an int3 (write_under_int3). */
+static lp_status write_entry(process *p, uint64_t at, const uint8_t *want, size_t n, bool brk_there) {
+  if (n == 1 || p->refs == 1) return core_mem_write(&p->target, at, want, n);
+  return write_under_int3(p, at, want, n, brk_there);
 }
 
 lp_status breaks_put_break(process *p, pmodule *m, long i) {
@@ -717,12 +723,10 @@ bool breaks_second_copies(const core_session *s) { return retreeing(s) || stripp
 /* Makes the jmp at AT (or the 5 bytes there) go to TO while threads may be
  * running: an int3 first, then bytes 1..4, then the opcode. */
 static lp_status repoint_jmp(process *p, uint64_t at, uint64_t to) {
-  uint8_t jmp[JMP_REL32_SIZE] = {JMP_REL32}, brk = INT3;
+  uint8_t jmp[JMP_REL32_SIZE] = {JMP_REL32};
   int32_t rel = (int32_t)(to - (at + JMP_REL32_SIZE));
   memcpy(jmp + 1, &rel, sizeof rel);
-  LP_CHECK(core_mem_write(&p->target, at, &brk, 1));
-  LP_CHECK(core_mem_write(&p->target, at + 1, jmp + 1, sizeof rel));
-  return core_mem_write(&p->target, at, jmp, 1);
+  return write_under_int3(p, at, jmp, sizeof jmp, false);
 }
 
 /* Does the copy at AT start with its entry probe, which only calls run (a
@@ -1023,11 +1027,9 @@ static lp_status go_home(core_session *s, process *p, pmodule *m, long i) {
   fn_state *f = &m->fns[i];
   uint64_t entry = fn->addr + m->bias;
   LP_CHECK(put_home_probes(p, m, &shm_functions(&p->counters)[m->first + i]));
-  uint8_t orig[JMP_REL32_SIZE], brk = INT3;
+  uint8_t orig[JMP_REL32_SIZE];
   for (size_t k = 0; k < sizeof orig; k++) orig[k] = original_byte(m, fn->addr + k);
-  LP_CHECK(core_mem_write(&p->target, entry, &brk, 1)); /* a thread that meets it goes to the copy */
-  LP_CHECK(core_mem_write(&p->target, entry + 1, orig + 1, sizeof orig - 1));
-  LP_CHECK(core_mem_write(&p->target, entry, orig, 1));
+  LP_CHECK(write_under_int3(p, entry, orig, sizeof orig, false)); /* a thread at the int3 goes to the copy */
   f->home = true;
   p->nhome++;
   s->stats.homed++;
