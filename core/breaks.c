@@ -1021,12 +1021,32 @@ static lp_status put_home_probes(process *p, pmodule *m, const shm_function *sf)
   return st;
 }
 
+/* Stops sweeping the cover probes left in the copies of SF, gone home: no
+ * call runs them any more (frames already there finish, setting slots), and
+ * a sweep would write a NOP over the jmp now at a copy's top (a second
+ * copy's entry mark may not have been swept yet).  Its slots are one range. */
+static void forget_pending(process *p, const shm_function *sf) {
+  const shm_block *blocks = shm_blocks(&p->counters) + sf->first_block;
+  uint32_t lo = sf->slot, hi = sf->slot;
+  for (uint32_t b = 0; b < sf->nblocks; b++) {
+    if (blocks[b].slot == SHM_NONE) continue;
+    lo = blocks[b].slot < lo ? blocks[b].slot : lo;
+    hi = blocks[b].slot > hi ? blocks[b].slot : hi;
+  }
+  size_t kept = 0;
+  for (size_t k = 0; k < p->npending; k++)
+    if (p->pending[k].slot < lo || p->pending[k].slot > hi) p->pending[kept++] = p->pending[k];
+  p->npending = kept;
+}
+
 /* Sends function I of M home (above). */
 static lp_status go_home(core_session *s, process *p, pmodule *m, long i) {
   const core_function *fn = &m->file->module->functions[i];
+  const shm_function *sf = &shm_functions(&p->counters)[m->first + i];
   fn_state *f = &m->fns[i];
   uint64_t entry = fn->addr + m->bias;
-  LP_CHECK(put_home_probes(p, m, &shm_functions(&p->counters)[m->first + i]));
+  forget_pending(p, sf);
+  LP_CHECK(put_home_probes(p, m, sf));
   uint8_t orig[JMP_REL32_SIZE];
   for (size_t k = 0; k < sizeof orig; k++) orig[k] = original_byte(m, fn->addr + k);
   LP_CHECK(write_under_int3(p, entry, orig, sizeof orig, false)); /* a thread at the int3 goes to the copy */
