@@ -941,7 +941,8 @@ out:
  * frames already in the copy finish there.  Only a function whose blocks
  * with a probe all lie in its own bytes (core_function.room), so that no two
  * functions' int3s meet.  The int3s not met go at detach; a fork child's
- * memory has them too, and so has its list. */
+ * memory has them too, and so has its list.  The cover probes left in its
+ * copies are no longer swept (forget_pending). */
 
 #define HOME_MIN 32768 /* calls of a function before it may go home */
 
