@@ -1702,9 +1702,10 @@ def test_home(ctx, mode):
     @late line is covered through its int3 (home_hits >= 1); fork: a child
     forked after (same int3s in its memory) covers @late and the parent
     @parent (home_hits >= 2); threads: four threads call hot() while it goes
-    home, then all run @late at once (home_hits >= 1); attach: lazyprobe attach --duration 2 goes
-    before those blocks run, and the program must not meet an int3 left
-    behind.  @never is not covered; output and status as natively."""
+    home, then all run @late at once (home_hits >= 1); attach: lazyprobe attach,
+    once hot() went home (the program sees its entry its own again and says
+    so), gets SIGINT and lets the program go before those blocks run: it must
+    not meet an int3 left behind.  @never is not covered; output and status as natively."""
     name = 'coverage/home/' + mode
     binary, err = build(ctx, 'home', ['home.c'], ['-O2', '-g', '-Wall', '-pthread'])
     if err:
@@ -1714,16 +1715,22 @@ def test_home(ctx, mode):
         'run': ['late'], 'fork': ['late', 'parent'], 'threads': ['late'], 'attach': []}[mode]
     if mode == 'attach':
         target, reader = start_target([binary, 'signal'])
-        cmd = [ctx.lp, 'attach', '--stats', '-c', 'coverage', '--duration', '2', '-o', outdir, str(target.pid)]
+        cmd = [ctx.lp, 'attach', '--stats', '-c', 'coverage', '-o', outdir, str(target.pid)]
+        lpp, lerr = None, b''
         try:
             if not reader.wait_for(rb'^ready$', 30):
                 return [(name, ['the target printed no "ready"'])]
-            st, _, lerr, to = rt.run_proc(cmd, timeout=60)
-            if to or st != 0:
-                probs.append('lazyprobe attach: status %s%s: %s' % (st, ' (timed out)' if to else '', rt.short(lerr)))
-            release_target(target, reader, b'ready\nlate=1501000\n', probs)
+            lpp = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+            if not reader.wait_for(rb'^home$', 60):
+                probs.append('hot() never went home under lazyprobe attach (the target printed no "home")')
+            os.kill(lpp.pid, signal.SIGINT)  # lazyprobe lets the target go
+            _, lerr = wait_attach(lpp, probs)
+            if lpp.returncode != 0:
+                probs.append('lazyprobe attach: status %s: %s' % (lpp.returncode, rt.short(lerr)))
+            release_target(target, reader, b'ready\nhome\nlate=1501000\n', probs)
         finally:
-            stop_all(target)
+            stop_all(target, lpp)
     else:
         cmd = [ctx.lp, 'run', '--stats', '-c', 'coverage', '-o', outdir, '--', binary, mode]
         lp = run_in(cmd)

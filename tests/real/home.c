@@ -5,8 +5,9 @@
  * Phase 0 calls hot(i, 0) over and over: for MS milliseconds (argv[2],
  * default 300) and then until hot() has gone home (its entry's first byte is
  * neither the jmp to a copy or stub nor an int3: natively at once; at most
- * 30 s), or, with MODE "signal", until SIGUSR1 comes (after printing "ready":
- * lazyprobe attaches, goes, and the int3s must have gone with it).  Then, by MODE (argv[1]):
+ * 30 s), or, with MODE "signal", until SIGUSR1 comes (after printing "ready";
+ * lazyprobe attaches, sends hot() home, which prints "home", then goes, and
+ * the int3s must have gone with it).  Then, by MODE (argv[1]):
  *   run, signal  phase 1 here: the @late line runs;
  *   fork         phase 1 in a child forked now (whose memory has the same
  *                int3s), then phase 2 in the parent: @late and @parent run;
@@ -114,7 +115,17 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
   double until = now_ms() + ms;
-  while (by_signal ? !go_on : in_phase0(until)) sink += phase(0, 1 << 16);
+  int moved = 0, told = 0; /* "signal": hot()'s entry seen moved on, then its own again */
+  while (by_signal ? !go_on : in_phase0(until)) {
+    sink += phase(0, 1 << 16);
+    if (!by_signal || told) continue;
+    moved |= !gone_home();
+    if (moved && gone_home()) {
+      printf("home\n"); /* the attached lazyprobe sent it home: it may go now */
+      fflush(stdout);
+      told = 1;
+    }
+  }
   if (!strcmp(mode, "fork")) {
     fflush(stdout);
     pid_t child = fork();
