@@ -527,20 +527,19 @@ def check_outputs(outdir, exe, bolted, timeout):
             info["lcov_lines"] = m.group(1).strip()
     else:
         probs.append("lcov not installed")
-    if "calls" not in COLLECTORS.split(","):
-        return probs, info
+    asked = COLLECTORS.split(",")
     cj = os.path.join(outdir, "calls.json")
     try:
-        with open(cj) as f:
-            j = json.load(f)
-        info["calls_json_bytes"] = os.path.getsize(cj)
-        del j
+        if "calls" in asked:
+            with open(cj) as f:
+                json.load(f)
+            info["calls_json_bytes"] = os.path.getsize(cj)
     except (OSError, ValueError) as e:
         probs.append("calls.json: %s" % e)
     fd = os.path.join(outdir, "arcs.fdata")
-    if "arcs" not in COLLECTORS.split(","):
-        pass
-    elif not os.path.exists(fd):
+    if "arcs" not in asked:
+        return probs, info
+    if not os.path.exists(fd):
         probs.append("arcs.fdata missing")
     elif not symtab:
         info["bolt"] = "not run: %s has no symbol table" % os.path.basename(exe)
