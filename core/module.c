@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "eh_frame.h"
+#include "lp_sort.h"
 
 /* A range of code where functions may lie: an executable section, or an
  * executable segment when the file has no section headers. */
@@ -220,10 +221,8 @@ static lp_status add_symbols(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, const 
   return LP_OK;
 }
 
-static int cmp_fde(const void *a, const void *b) {
-  const core_fde *x = a, *y = b;
-  return (x->pc_begin > y->pc_begin) - (x->pc_begin < y->pc_begin);
-}
+static bool fde_before(const core_fde *x, const core_fde *y) { return x->pc_begin < y->pc_begin; }
+LP_MERGE_SORT(sort_fdes, core_fde, fde_before)
 
 /* Adds one candidate per FDE that starts in code and keeps those FDEs, sorted,
  * in IN (core_module_cfi).  Malformed .eh_frame data loses only the FDEs after
@@ -242,7 +241,13 @@ static lp_status add_fdes(module_internal *in, const code_range *ranges, size_t 
     }
     fdes[kept++] = fdes[i];
   }
-  qsort(fdes, kept, sizeof *fdes, cmp_fde);
+  core_fde *tmp = malloc((kept ? kept : 1) * sizeof *tmp);
+  if (!tmp) {
+    free(fdes);
+    return lp_fail("out of memory");
+  }
+  sort_fdes(fdes, tmp, kept);
+  free(tmp);
   in->fdes = fdes;
   in->nfdes = kept;
   return LP_OK;
@@ -278,24 +283,27 @@ static lp_status add_plt_slots(core_module *m, Elf *elf, Elf_Scn *scn, const GEl
   return LP_OK;
 }
 
-static int cmp_candidate(const void *a, const void *b) {
-  const candidate *x = a, *y = b;
-  if (x->addr != y->addr) return x->addr < y->addr ? -1 : 1;
-  /* Best name first: .symtab before .dynsym, GLOBAL > WEAK > LOCAL, shorter. */
-  if (!x->name != !y->name) return x->name ? -1 : 1;
-  if (!x->name) return 0;
-  if (x->source != y->source) return x->source < y->source ? -1 : 1;
-  if (x->bind_rank != y->bind_rank) return x->bind_rank < y->bind_rank ? -1 : 1;
+/* Does X come before Y: by address, then the best name first (.symtab
+ * before .dynsym, GLOBAL > WEAK > LOCAL, shorter, then by bytes). */
+static bool candidate_before(const candidate *x, const candidate *y) {
+  if (x->addr != y->addr) return x->addr < y->addr;
+  if (!x->name || !y->name) return x->name && !y->name;
+  if (x->source != y->source) return x->source < y->source;
+  if (x->bind_rank != y->bind_rank) return x->bind_rank < y->bind_rank;
   size_t lx = strlen(x->name), ly = strlen(y->name);
-  if (lx != ly) return lx < ly ? -1 : 1;
-  return strcmp(x->name, y->name);
+  if (lx != ly) return lx < ly;
+  return strcmp(x->name, y->name) < 0;
 }
+LP_MERGE_SORT(sort_candidates, candidate, candidate_before)
 
 /* Merges the sorted candidates into m->functions with sizes, rooms and names. */
 static lp_status build_functions(core_module *m, candidates *c, const code_range *ranges,
                                  size_t nranges) {
   module_internal *in = m->internal;
-  qsort(c->v, c->n, sizeof *c->v, cmp_candidate);
+  candidate *tmp = malloc((c->n ? c->n : 1) * sizeof *tmp);
+  if (!tmp) return lp_fail("out of memory");
+  sort_candidates(c->v, tmp, c->n);
+  free(tmp);
   size_t ndistinct = 0;
   for (size_t i = 0; i < c->n; i++)
     if (i == 0 || c->v[i].addr != c->v[i - 1].addr) ndistinct++;

@@ -24,6 +24,7 @@
 
 #include "lines.h"
 #include "lp_graph.h"
+#include "lp_sort.h"
 #include "reloc.h"
 
 typedef struct src_block {
@@ -245,39 +246,10 @@ static void put(line_set *s, const core_line *row, lua_Integer count) {
   s->v[s->n++] = (line_count){line_key(s, row), row->file, count};
 }
 
-/* Sorts V[0..N) by key: insertion while runs are short, then bottom-up
- * merges through TMP (a qsort with a comparator was a tenth of a coverage
- * report; a function's rows come nearly in line order). */
-static void sort_by_key(line_count *v, line_count *tmp, size_t n) {
-  enum { RUN = 16 };
-  for (size_t lo = 0; lo < n; lo += RUN) {
-    size_t hi = lo + RUN < n ? lo + RUN : n;
-    for (size_t i = lo + 1; i < hi; i++) {
-      line_count x = v[i];
-      size_t j = i;
-      for (; j > lo && v[j - 1].key > x.key; j--) v[j] = v[j - 1];
-      v[j] = x;
-    }
-  }
-  line_count *from = v, *to = tmp;
-  for (size_t width = RUN; width < n; width *= 2) {
-    for (size_t lo = 0; lo < n; lo += 2 * width) {
-      size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
-      size_t a = lo, b = mid, k = lo;
-      if (mid == hi || from[mid - 1].key <= from[mid].key) { /* already in order */
-        memcpy(to + lo, from + lo, (hi - lo) * sizeof *to);
-        continue;
-      }
-      while (a < mid && b < hi) to[k++] = from[b].key < from[a].key ? from[b++] : from[a++];
-      while (a < mid) to[k++] = from[a++];
-      while (b < hi) to[k++] = from[b++];
-    }
-    line_count *t = from;
-    from = to;
-    to = t;
-  }
-  if (from != v) memcpy(v, from, n * sizeof *v);
-}
+/* A function's rows come nearly in line order (a qsort with a comparator
+ * was a tenth of a coverage report). */
+static bool key_before(const line_count *a, const line_count *b) { return a->key < b->key; }
+LP_MERGE_SORT(sort_by_key, line_count, key_before)
 
 /* Sorts by file path and line and keeps the largest count of each. */
 static void keep_max(line_set *s) {
