@@ -19,36 +19,43 @@
 #include <stddef.h>
 #include <string.h>
 
-#define LP_MERGE_SORT(name, type, before)                                                            \
-  static void name(type *v, type *tmp, size_t n) {                                                   \
-    enum { RUN = 16 };                                                                               \
-    for (size_t lo = 0; lo < n; lo += RUN) {                                                         \
-      size_t hi = lo + RUN < n ? lo + RUN : n;                                                       \
-      for (size_t i = lo + 1; i < hi; i++) {                                                         \
-        type x = v[i];                                                                               \
-        size_t j = i;                                                                                \
-        for (; j > lo && before(&x, &v[j - 1]); j--) v[j] = v[j - 1];                                \
-        v[j] = x;                                                                                    \
-      }                                                                                              \
-    }                                                                                                \
-    type *from = v, *to = tmp;                                                                       \
-    for (size_t width = RUN; width < n; width *= 2) {                                                \
-      for (size_t lo = 0; lo < n; lo += 2 * width) {                                                 \
-        size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n; \
-        size_t a = lo, b = mid, k = lo;                                                              \
-        if (mid == hi || !before(&from[mid], &from[mid - 1])) { /* already in order */               \
-          memcpy(to + lo, from + lo, (hi - lo) * sizeof *to);                                        \
-          continue;                                                                                  \
-        }                                                                                            \
-        while (a < mid && b < hi) to[k++] = before(&from[b], &from[a]) ? from[b++] : from[a++];      \
-        while (a < mid) to[k++] = from[a++];                                                         \
-        while (b < hi) to[k++] = from[b++];                                                          \
-      }                                                                                              \
-      type *t = from;                                                                                \
-      from = to;                                                                                     \
-      to = t;                                                                                        \
-    }                                                                                                \
-    if (from != v) memcpy(v, from, n * sizeof *v);                                                   \
+#define LP_MERGE_SORT(name, type, before)                                      \
+  static void name(type *v, type *tmp, size_t n) {                             \
+    enum { RUN = 16 };                                                         \
+    for (size_t lo = 0; lo < n; lo += RUN) {                                   \
+      size_t hi = lo + RUN < n ? lo + RUN : n;                                 \
+      for (size_t i = lo + 1; i < hi; i++) {                                   \
+        type x = v[i];                                                         \
+        size_t j = i;                                                          \
+        for (; j > lo && before(&x, &v[j - 1]); j--)                           \
+          v[j] = v[j - 1];                                                     \
+        v[j] = x;                                                              \
+      }                                                                        \
+    }                                                                          \
+    type *from = v, *to = tmp;                                                 \
+    for (size_t width = RUN; width < n; width *= 2) {                          \
+      for (size_t lo = 0; lo < n; lo += 2 * width) {                           \
+        size_t mid = lo + width < n ? lo + width : n,                          \
+               hi = lo + 2 * width < n ? lo + 2 * width : n;                   \
+        size_t a = lo, b = mid, k = lo;                                        \
+        if (mid == hi ||                                                       \
+            !before(&from[mid], &from[mid - 1])) { /* already in order */      \
+          memcpy(to + lo, from + lo, (hi - lo) * sizeof *to);                  \
+          continue;                                                            \
+        }                                                                      \
+        while (a < mid && b < hi)                                              \
+          to[k++] = before(&from[b], &from[a]) ? from[b++] : from[a++];        \
+        while (a < mid)                                                        \
+          to[k++] = from[a++];                                                 \
+        while (b < hi)                                                         \
+          to[k++] = from[b++];                                                 \
+      }                                                                        \
+      type *t = from;                                                          \
+      from = to;                                                               \
+      to = t;                                                                  \
+    }                                                                          \
+    if (from != v)                                                             \
+      memcpy(v, from, n * sizeof *v);                                          \
   }
 
 #endif
