@@ -283,23 +283,21 @@ static bool has_key(const line_set *s, uint64_t key) {
   return lo < s->n && s->v[lo].key == key;
 }
 
-static const src_block *sort_blocks; /* qsort has no context argument */
+static const src_block *sort_blocks; /* the sort's comparison has no context argument */
 
-static int by_addr(const void *a, const void *b) {
-  uint64_t x = sort_blocks[*(const size_t *)a].addr, y = sort_blocks[*(const size_t *)b].addr;
-  return (x > y) - (x < y);
-}
+static bool addr_before(const size_t *a, const size_t *b) { return sort_blocks[*a].addr < sort_blocks[*b].addr; }
+LP_MERGE_SORT(sort_by_addr, size_t, addr_before)
 
 /* Each row inside a block of f, with that block's count. */
 static void put_blocks(line_set *s, const src_fn *f) {
-  size_t *order = malloc((f->nblocks ? f->nblocks : 1) * sizeof *order);
+  size_t *order = malloc((f->nblocks ? 2 * f->nblocks : 1) * sizeof *order); /* and the sort's room */
   if (!order) {
     s->failed = true;
     return;
   }
   for (size_t b = 0; b < f->nblocks; b++) order[b] = b;
   sort_blocks = f->blocks;
-  qsort(order, f->nblocks, sizeof *order, by_addr);
+  sort_by_addr(order, order + f->nblocks, f->nblocks);
   size_t i = 0, n = f->nrows;
   for (size_t k = 0; k < f->nblocks; k++) {
     const src_block *b = &f->blocks[order[k]];
@@ -453,14 +451,10 @@ static bool add_point(const src_fn *f, const size_t *e, size_t n, const uint32_t
   return true;
 }
 
-static const src_edge *sort_edges; /* qsort has no context argument */
+static const src_edge *sort_edges; /* the sort's comparison has no context argument */
 
-static int by_from(const void *a, const void *b) {
-  size_t i = *(const size_t *)a, j = *(const size_t *)b;
-  lua_Integer x = sort_edges[i].from, y = sort_edges[j].from;
-  if (x != y) return x < y ? -1 : 1;
-  return (i > j) - (i < j); /* stable: edge order */
-}
+static bool from_before(const size_t *a, const size_t *b) { return sort_edges[*a].from < sort_edges[*b].from; }
+LP_MERGE_SORT(sort_by_from, size_t, from_before) /* stable: edge order within a block */
 
 /* F's branch points, their ways out in *V[0..*N); false when out of memory. */
 static bool collect_branches(const src_fn *f, branch_way **v, size_t *n) {
@@ -470,7 +464,7 @@ static bool collect_branches(const src_fn *f, branch_way **v, size_t *n) {
   size_t cap = 0;
   uint32_t points = 0;
   uint32_t *preds = calloc(f->nblocks ? f->nblocks : 1, sizeof *preds);
-  size_t *order = malloc((f->nedges ? f->nedges : 1) * sizeof *order);
+  size_t *order = malloc((f->nedges ? 2 * f->nedges : 1) * sizeof *order); /* and the sort's room */
   bool ok = preds && order;
   if (ok) {
     for (size_t e = 0; e < f->nedges; e++) {
@@ -478,7 +472,7 @@ static bool collect_branches(const src_fn *f, branch_way **v, size_t *n) {
       if (f->edges[e].to >= 1 && (size_t)f->edges[e].to <= f->nblocks) preds[f->edges[e].to - 1]++;
     }
     sort_edges = f->edges;
-    qsort(order, f->nedges, sizeof *order, by_from); /* a point per block, in block order */
+    sort_by_from(order, order + f->nedges, f->nedges); /* a point per block, in block order */
     for (size_t k = 0, next; ok && k < f->nedges; k = next) {
       for (next = k + 1; next < f->nedges && f->edges[order[next]].from == f->edges[order[k]].from; next++) {}
       ok = add_point(f, order + k, next - k, preds, v, n, &cap, &points);
