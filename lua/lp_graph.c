@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_sort.h"
 #include "reloc.h"
 
 #define GRAPHS_NAME "lazyprobe.graphs"
@@ -75,12 +76,10 @@ static const char *callee_name(const shm_counters *c, const shm_module *m, uint6
   return lo < m->nfunctions && fns[lo].addr == addr ? shm_string(c, fns[lo].name) : NULL;
 }
 
-static const lp_graph_block *sort_blocks; /* qsort has no context argument */
+static const lp_graph_block *sort_blocks; /* the sort's comparison has no context argument */
 
-static int by_block_addr(const void *a, const void *b) {
-  uint64_t x = sort_blocks[*(const uint32_t *)a].addr, y = sort_blocks[*(const uint32_t *)b].addr;
-  return (x > y) - (x < y);
-}
+static bool addr_before(const uint32_t *a, const uint32_t *b) { return sort_blocks[*a].addr < sort_blocks[*b].addr; }
+LP_MERGE_SORT(sort_by_addr, uint32_t, addr_before)
 
 /* The count of the block holding link-time address AT (0 when none does),
  * BY_ADDR the indices of the NB BLOCKS in address order. */
@@ -209,10 +208,10 @@ static bool compute(lp_graph *g, const shm_counters *c, const shm_function *f, l
   if (!reserve((void **)&g->calls, g->ncalls, &g->calls_cap, f->ncalls, sizeof *g->calls)) return false;
   uint32_t *by_addr = NULL;
   if (by_blocks) {
-    if (!(by_addr = malloc(nb * sizeof *by_addr))) return false;
+    if (!(by_addr = malloc(2 * nb * sizeof *by_addr))) return false; /* and the sort's room */
     for (uint32_t b = 0; b < nb; b++) by_addr[b] = b;
     sort_blocks = gb;
-    qsort(by_addr, nb, sizeof *by_addr, by_block_addr);
+    sort_by_addr(by_addr, by_addr + nb, nb);
   }
   const shm_call *calls = shm_calls(c) + f->first_call;
   const shm_module *m = &shm_modules(c)[f->module];
