@@ -311,8 +311,12 @@ lp_status shm_flow(const shm_counters *c, const shm_function *f, const shm_edge 
                          edges[e].slot != SHM_NONE, edges[e].branch, edges[e].target};
     ec[e] = shm_slot_value(c, edges[e].slot);
   }
+  bool ran = entry != 0;
+  for (uint32_t e = 0; !ran && e < ne; e++) ran = ec[e] != 0;
   for (uint32_t b = 0; st == LP_OK && b < nb; b++) leaky[b] = blocks[b].flags & SHM_BLOCK_LEAKS; /* as the tree had it */
-  if (st == LP_OK)
+  if (st == LP_OK && !ran) /* never entered, nothing counted: every flow is 0 */
+    memset(bc, 0, nb * sizeof *bc);
+  else if (st == LP_OK)
     st = (estimate ? reloc_flow_estimate : reloc_flow_solve)(re, ne, nb, entry, leaky, ec, bc);
   free(re);
   free(leaky);
