@@ -58,9 +58,9 @@ end
 
 -- Sorts the N records (columns FROM, TO, COUNT) by from, then to, in place.
 -- They come by block, so a few are out of place (a taken branch back before
--- its fall-through): an insertion sort with comparisons inline; table.sort
--- with a comparator was a fifth of the report.  Past a budget of moves (a
--- graph out of order), the rest goes to table.sort.
+-- its fall-through): an insertion sort with comparisons inline (table.sort
+-- with a comparator was a tenth of sqlite's arcs report).  Past a budget of
+-- moves (a graph out of order), the rest goes to table.sort.
 local function sort_records(from, to, count, n)
   local budget = 8 * n + 64
   for i = 2, n do

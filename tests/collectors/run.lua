@@ -368,6 +368,37 @@ test("arcs/fall edges BOLT does not see are left out", function()
   eq(lib.files["arcs.fdata"], "1 g b 0 [unknown] 0 0 2\n0 [unknown] 0 1 g 0 0 2\n")
 end)
 
+test("arcs/branch records by from, then to, also when the edges come out of order", function()
+  -- small: block 2 ends in a jcc whose taken edge goes back to block 1 and is listed after its
+  -- fall-through; big: 40 blocks whose jumps are listed last first (past the insertion budget)
+  local function block(base, k, count) return { address = base + 0x10 * (k - 1), size = 0x10, instructions = 3, count = count } end
+  local small = { name = "small", module = M, address = 0x1000, address_hex = "0x1000", size = 0x30, count = 1,
+                  state = "relocated", note = "", binding = "global",
+                  blocks = { block(0x1000, 1, 3), block(0x1000, 2, 3), block(0x1000, 3, 1) },
+                  edges = { { from = 1, to = 2, kind = "fall", branch = 0x100b, target = 0x1010, count = 3 },
+                            { from = 2, to = 3, kind = "fall", branch = 0x101b, target = 0x1020, count = 1 },
+                            { from = 2, to = 1, kind = "taken", branch = 0x101b, target = 0x1000, count = 2 },
+                            { from = 3, to = 0, kind = "escape", branch = 0x102a, target = 0, count = 1 } },
+                  calls = {} }
+  local n = 40
+  local big = { name = "big", module = M, address = 0x2000, address_hex = "0x2000", size = 0x10 * n, count = 1,
+                state = "relocated", note = "", binding = "global", blocks = {}, edges = {}, calls = {} }
+  for k = 1, n do big.blocks[k] = block(0x2000, k, 1) end
+  for k = n - 1, 1, -1 do
+    big.edges[#big.edges + 1] = { from = k, to = k + 1, kind = "jump", branch = 0x2000 + 0x10 * (k - 1) + 0xb,
+                                  target = 0x2000 + 0x10 * k, count = k }
+  end
+  big.edges[#big.edges + 1] = { from = n, to = 0, kind = "escape", branch = 0x2000 + 0x10 * n - 5, target = 0, count = 1 }
+  local run = { outdir = "/out", processes = { { pid = 1, program = M, ["end"] = "exit 0" } }, functions = { small, big } }
+  local lib = mock_library("/out", nil)
+  run_collector("arcs", run, lib)
+  local want = { "1 small 1b 1 small 0 0 2", "1 small 1b 1 small 20 0 1", "0 [unknown] 0 1 small 0 0 1" }
+  for k = 1, n - 1 do want[#want + 1] = string.format("1 big %x 1 big %x 0 %d", 0x10 * (k - 1) + 0xb, 0x10 * k, k) end
+  want[#want + 1] = "0 [unknown] 0 1 big 0 0 1"
+  want[#want + 1] = ""
+  eq(lib.files["arcs.fdata"], table.concat(want, "\n"), "arcs.fdata")
+end)
+
 test("arcs/local names numbered by address; shared libraries apart", function()
   local L = "/lib/libx.so"
   local function fn(name, module, addr, binding, count)
