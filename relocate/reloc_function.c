@@ -113,16 +113,21 @@ static lp_status walk(builder *b, uint64_t a) {
     if (s < 0)
       return lp_fail("overlapping instructions at 0x%" PRIx64 " and 0x%" PRIx64, a,
                      p->insns[-s - 1].x.addr);
-    int r = have_x ? DECODED : decode_at(b, a, &x);
+    if (!grow((void **)&p->insns, &b->cap, p->n + 1, sizeof *p->insns))
+      return lp_fail("out of memory");
+    reloc_insn *ri = &p->insns[p->n]; /* decoded in place, not copied in from a local */
+    int r = DECODED;
+    if (have_x) ri->x = x;
+    else r = decode_at(b, a, &ri->x);
     have_x = false;
     if (r == UNDECODABLE) return lp_fail("undecodable instruction at 0x%" PRIx64, a);
     if (r == OVERLAP) return lp_fail("overlapping instructions at 0x%" PRIx64, a);
-    if (!grow((void **)&p->insns, &b->cap, p->n + 1, sizeof *p->insns))
-      return lp_fail("out of memory");
+    ri->noreturn = ri->leader = false;
+    ri->table_ref = ri->table_jmp = ri->table_load = -1;
+    ri->block = 0;
     size_t i = p->n++;
-    p->insns[i] = (reloc_insn){.x = x, .table_ref = -1, .table_jmp = -1, .table_load = -1};
-    mark(p, &x, i);
-    const x64_insn *in = &p->insns[i].x;
+    mark(p, &ri->x, i);
+    const x64_insn *in = &ri->x;
     uint64_t next = a + in->len;
     switch (in->flow) {
     case X64_FLOW_NEXT:
