@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Instructions lazyprobe itself executes, counted by callgrind: deterministic where CPU times are not.
 
-    bench/instructions.py [--lazyprobe PATH] [--json FILE] [only...]
+    bench/instructions.py [--lazyprobe PATH] [--runs N] [--json FILE] [only...]
 
 For each workload of bench/collectors.py (lua, sqlite, xz; built as it builds them) and each of
-`coverage` and `arcs`:
+`coverage` and `arcs` (the tracer's count is the median of --runs runs, default 3):
   tracer  `valgrind --tool=callgrind lazyprobe run -c bench/collectors/{cover,arcs}-noreport.lua`:
           lazyprobe from start-up to the end of the program (relocation, sweeps, second copies,
           going home, sealing), its empty report and the run table included. The program runs
@@ -13,8 +13,10 @@ For each workload of bench/collectors.py (lua, sqlite, xz; built as it builds th
   report  `valgrind --tool=callgrind lazyprobe report -c coverage|arcs DIR`, DIR written by a
           `lazyprobe run -c coverage|arcs` of the same program (outside valgrind).
 Prints one table of millions of instructions (Ir). The counts do not depend on the machine's
-load; they move with lazyprobe's code, the program's input and where the sweeps and second
-passes fall in time (a few percent between runs of the tracer; the report's are exact).
+load; they move with lazyprobe's code, the program's input and, for the tracer, with where the
+sweeps and second passes fall in time (how many blocks met a going-home int3, how many copies
+were stripped): sqlite's moved 405-421 M between runs of one build, hence the median. The
+report's counts are exact.
 Everything generated goes to bench/work/instructions/.
 """
 import argparse
@@ -48,6 +50,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lazyprobe", default=os.path.join(R.ROOT, "build", "tools", "lazyprobe"))
     ap.add_argument("--json")
+    ap.add_argument("--runs", type=int, default=3, help="tracer runs per workload and collector (median)")
     ap.add_argument("only", nargs="*", help="workloads (default: %s)" % " ".join(C.ALL))
     a = ap.parse_args()
     only = a.only or C.ALL
@@ -66,15 +69,18 @@ def main():
             tag = "%s-%s" % (name, coll)
             d = os.path.join(OUT, tag)
             shutil.rmtree(d, ignore_errors=True)
-            tracer = callgrind_ir([a.lazyprobe, "run", "-c", os.path.join(BENCH, "collectors", noreport), "-o",
-                                   d + "-tracer", "--"] + prog, os.path.join(OUT, tag + ".tracer.callgrind"))
-            shutil.rmtree(d + "-tracer", ignore_errors=True)
+            runs = []
+            for _ in range(a.runs):
+                runs.append(callgrind_ir([a.lazyprobe, "run", "-c", os.path.join(BENCH, "collectors", noreport), "-o",
+                                          d + "-tracer", "--"] + prog, os.path.join(OUT, tag + ".tracer.callgrind")))
+                shutil.rmtree(d + "-tracer", ignore_errors=True)
+            tracer = sorted(runs)[len(runs) // 2]
             p = subprocess.run([a.lazyprobe, "run", "-c", coll, "-o", d, "--"] + prog,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             if p.returncode != 0:
                 sys.exit("instructions.py: lazyprobe run -c %s failed: %s" % (coll, p.stderr[-400:]))
             report = callgrind_ir([a.lazyprobe, "report", "-c", coll, d], os.path.join(OUT, tag + ".report.callgrind"))
-            res[tag] = {"tracer": tracer, "report": report}
+            res[tag] = {"tracer": tracer, "tracer_runs": runs, "report": report}
             R.log("%s: tracer %.1f M, report %.1f M" % (tag, tracer / 1e6, report / 1e6))
     print("| workload | coverage: tracer M Ir | coverage: report M Ir | arcs: tracer M Ir | arcs: report M Ir |")
     print("|---|---|---|---|---|")
