@@ -3,7 +3,8 @@
  *
  * qsort calls its comparison through a pointer and moves elements with
  * memcpy: on the tracer's and the reports' hot sorts (spanning trees, a
- * module's symbols, source lines) that overhead was several times the work.
+ * module's symbols and FDEs, source lines, blocks by address, edges by block)
+ * that overhead was several times the work.
  * LP_MERGE_SORT(name, type, before) defines
  *
  *     static void name(type *v, type *tmp, size_t n)
