@@ -13,15 +13,25 @@
  * "fork" a child forked first does the same: every count twice, in two
  * counters files.
  *
+ * That pick's own counters ran less than half as often as its hot edge does
+ * not hang on how soon the second copy goes in: once each thread has run an
+ * eighth of its rounds, the threads meet and wait (30 s at most) until pick's
+ * entry jumps elsewhere than the copy it jumped to on the first thread's 64th
+ * round (to a second copy; or it is its own code again).  Natively, or when
+ * the entry was no jmp then, they go on at once.  No count depends on the
+ * wait.
+ *
  * For coverage (test_strip): last() runs T * ROUNDS times and calls late() on
  * each thread's last round only (T times), long after last's first copy was
  * replaced by one without the probes that had run: the @late line runs, the
  * @never line does not. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_THREADS 8
@@ -58,10 +68,42 @@ __attribute__((noipa)) long scan(const long *v) {
   return acc;
 }
 
+/* pick's first instruction, after an endbr64 if it has one. */
+static const volatile uint8_t *pick_entry(void) {
+  const volatile uint8_t *at = (const volatile uint8_t *)(uintptr_t)pick;
+  return at[0] == 0xf3 && at[1] == 0x0f && at[2] == 0x1e && at[3] == 0xfa ? at + 4 : at;
+}
+
+/* Where pick's entry jumps, or 0 when it is no `jmp rel32`. */
+static uintptr_t pick_jumps_to(void) {
+  const volatile uint8_t *at = pick_entry();
+  if (at[0] != 0xe9) return 0;
+  int32_t rel = (int32_t)((uint32_t)at[1] | (uint32_t)at[2] << 8 | (uint32_t)at[3] << 16 | (uint32_t)at[4] << 24);
+  return (uintptr_t)at + 5 + rel;
+}
+
+static uintptr_t first_copy; /* where pick's entry jumped on the first thread's 64th round */
+static pthread_barrier_t eighth;
+
+/* Until pick's entry goes elsewhere than FIRST_COPY (30 000 naps of 1 ms at most). */
+static void wait_for_second_copy(void) {
+  struct timespec nap = {0, 1000000};
+  for (int ms = 0; first_copy && ms < 30000; ms++) {
+    if (pick_entry()[0] != 0xcc && pick_jumps_to() != first_copy) return; /* 0xcc: being repointed */
+    nanosleep(&nap, NULL);
+  }
+}
+
 __attribute__((noipa)) void *work(void *arg) {
   long id = (long)arg, v[BLOCK], acc = 0;
   for (long k = 0; k < BLOCK; k++) v[k] = k * 7 + id;
   for (long i = 0; i < rounds; i++) {
+    if (i == 64 && id == 0) first_copy = pick_jumps_to();
+    if (i == rounds / 8) {
+      pthread_barrier_wait(&eighth);
+      if (id == 0) wait_for_second_copy();
+      pthread_barrier_wait(&eighth);
+    }
     pick(i);
     last(i);
     acc += scan(v);
@@ -75,6 +117,7 @@ int main(int argc, char **argv) {
   if (threads < 1 || threads > MAX_THREADS || rounds < 64 || rounds % 64) return 2;
   pid_t child = argc > 3 && !strcmp(argv[3], "fork") ? fork() : -1;
   pthread_t t[MAX_THREADS];
+  pthread_barrier_init(&eighth, NULL, (unsigned)threads);
   for (long k = 0; k < threads; k++)
     if (pthread_create(&t[k], NULL, work, (void *)k)) return 1;
   long total = 0;
