@@ -226,6 +226,11 @@ size_t reloc_callees(const reloc_plan *plan, uint64_t *out, size_t max);
  * or -1 if it was not copied. */
 int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig);
 
+/* Where the copy's LSDA sends the landing pad at original address ORIG
+ * (offset): the start of its block, its probes first, when it was decoded
+ * as a pad (not under arcs); else as reloc_copy_offset. */
+int64_t reloc_pad_offset(const reloc_plan *plan, uint64_t orig);
+
 /* Where a thread of the original goes on in the copy (offset), or -1: one
  * stopped at the instruction at ORIG goes to that instruction's copy (past
  * the probes written before it: its block is counted from its next run);

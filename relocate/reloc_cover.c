@@ -17,12 +17,42 @@
  * reach keep their probe.  Block 0 needs none when the entry has its own
  * (RELOC_COVER_ENTRY): it ran when the function was entered.
  *
+ * The copy is entered at its landing pads too (the unwinder's, after a
+ * throw), past the blocks that dominate them from the entry: the blocks a
+ * pad reaches keep their probe and tell nothing of their dominators (their
+ * idom is their own), and an edge into one of them is a way out like one
+ * that leaves the function.  The dominators of a block no pad reaches are
+ * none of those, so what the rest tells stays true.  Block 0 keeps the
+ * entry's probe: a pad is reached only in a call that entered there.
+ *
  * What is lost: a block ended by a crash, or by the process exiting in
  * another thread, before control left it counts as run only when it has a
  * probe.  The dominator tree comes from reloc_dom.c. */
 #include <stdlib.h>
 
 #include "reloc_internal.h"
+
+/* FROM_PAD[b]: a landing pad reaches block B; false when none is decoded. */
+static bool reached_from_pads(const reloc_plan *p, bool *from_pad, uint32_t *stack) {
+  size_t nb = p->nblocks, depth = 0;
+  bool any = false;
+  for (size_t b = 0; b < nb; b++) {
+    from_pad[b] = p->insns[p->order[p->bdata[b].first]].pad;
+    if (from_pad[b]) stack[depth++] = (uint32_t)b;
+  }
+  any = depth > 0;
+  while (depth) {
+    const reloc_bdata *bd = &p->bdata[stack[--depth]];
+    for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++) {
+      uint32_t to = p->edges[e].to;
+      if (to != RELOC_EXIT && !from_pad[to]) {
+        from_pad[to] = true;
+        stack[depth++] = to;
+      }
+    }
+  }
+  return any;
+}
 
 lp_status reloc_place_cover(reloc_plan *p, const reloc_dom *d) {
   size_t nb = p->nblocks;
@@ -31,18 +61,33 @@ lp_status reloc_place_cover(reloc_plan *p, const reloc_dom *d) {
     p->blocks[b].cover = RELOC_COVER_PROBE;
   }
   if (p->probes.blocks != RELOC_BLOCKS_COVER || nb == 0) return LP_OK;
+  bool *from_pad = malloc(nb * sizeof *from_pad);
+  uint32_t *stack = malloc(nb * sizeof *stack);
+  if (!from_pad || !stack) {
+    free(from_pad);
+    free(stack);
+    return lp_fail("out of memory");
+  }
+  bool pads = reached_from_pads(p, from_pad, stack);
   for (size_t k = 0; k < d->nreached; k++) {
     uint32_t b = d->rpo[k];
     const reloc_bdata *bd = &p->bdata[b];
+    if (b == 0 && p->probes.entry) {
+      p->blocks[b].idom = d->idom[b];
+      p->blocks[b].cover = RELOC_COVER_ENTRY;
+      continue;
+    }
+    if (pads && from_pad[b]) continue; /* its own probe, its own idom */
     bool needs = p->blocks[b].leaks || bd->nout == 0;
     for (size_t e = bd->first_edge; !needs && e < bd->first_edge + bd->nout; e++) {
       uint32_t to = p->edges[e].to;
-      needs = to == RELOC_EXIT || !reloc_dom_strictly(d, b, to);
+      needs = to == RELOC_EXIT || (pads && from_pad[to]) || !reloc_dom_strictly(d, b, to);
     }
     p->blocks[b].idom = d->idom[b];
-    if (b == 0 && p->probes.entry) p->blocks[b].cover = RELOC_COVER_ENTRY;
-    else if (!needs) p->blocks[b].cover = RELOC_COVER_DOMINATED;
+    if (!needs) p->blocks[b].cover = RELOC_COVER_DOMINATED;
   }
+  free(from_pad);
+  free(stack);
   return LP_OK;
 }
 

@@ -1,7 +1,9 @@
 /* reloc_function.c — the whole-function relocator behind reloc.h.
  *
  * Owns the function-level work and the public entry points: recursive
- * decoding from the entry (worklist) and jump-table resolution (a table whose
+ * decoding from the entry and from the landing pads of its LSDA that lie in
+ * it (worklist; not under arcs, whose flow has no counter for the unwinder's
+ * entries) and jump-table resolution (a table whose
  * base register is set away from its dispatch, the computed gotos of
  * interpreters, is found in the whole function and checked again once all is
  * decoded; one bounded only by its index's width must be read-only; under
@@ -122,7 +124,7 @@ static lp_status walk(builder *b, uint64_t a) {
     have_x = false;
     if (r == UNDECODABLE) return lp_fail("undecodable instruction at 0x%" PRIx64, a);
     if (r == OVERLAP) return lp_fail("overlapping instructions at 0x%" PRIx64, a);
-    ri->noreturn = ri->leader = false;
+    ri->noreturn = ri->leader = ri->pad = false;
     ri->table_ref = ri->table_jmp = ri->table_load = -1;
     ri->block = 0;
     size_t i = p->n++;
@@ -473,6 +475,14 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
   if (fn->entry < fn->code_base || fn->entry - fn->code_base >= fn->code_size)
     return lp_fail("no code bytes at entry 0x%" PRIx64, fn->entry);
 
+  /* the landing pads in the function are decoded too, so that a catch runs
+   * in the copy; not under arcs: each pad would need a counter of its own for
+   * the flow (the unwinder's entries), which the counters do not have */
+  uint64_t *pads = NULL;
+  size_t npads = 0;
+  if (fn->cfi && !(probes && probes->arcs) && reloc_lsda_pads(fn->cfi, fn->lo, fn->hi, &pads, &npads) != LP_OK)
+    npads = 0; /* the copy's LSDA says why, at emission */
+
   /* decoding, again without the tables arcs cannot count through */
   uint64_t unshared[MAX_UNSHARED];
   size_t nunshared = 0;
@@ -481,7 +491,10 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
   lp_status st;
   do {
     st = LP_ERR;
-    if (!(p = calloc(1, sizeof *p))) return lp_fail("out of memory");
+    if (!(p = calloc(1, sizeof *p))) {
+      free(pads);
+      return lp_fail("out of memory");
+    }
     p->entry = fn->entry;
     p->lo = fn->lo;
     p->hi = fn->hi;
@@ -505,6 +518,8 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
       goto out;
     }
     if (push_work(&b, fn->entry) != LP_OK) goto out;
+    for (size_t k = 0; k < npads; k++)
+      if (push_work(&b, pads[k]) != LP_OK) goto out;
     bool more = true;
     while (more) {
       if (drain(&b) != LP_OK) goto out;
@@ -527,6 +542,10 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
   name_copies_of_tables(p);
   if (sort_insns(p) != LP_OK) goto out;
   p->entry_index = (size_t)p->at[fn->entry - p->lo] - 1;
+  for (size_t k = 0; k < npads; k++) {
+    long i = reloc_insn_at(p, pads[k]);
+    if (i >= 0) p->insns[i].pad = true;
+  }
 
   /* layout order: the entry and what follows it, then what lies below it */
   p->order = malloc(p->n * sizeof *p->order);
@@ -538,6 +557,11 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
   for (size_t k = 0; k < p->n; k++) p->order[k] = (p->entry_index + k) % p->n;
 
   if (reloc_build_cfg(p) != LP_OK) goto out;
+  if (!(p->block_off = malloc((p->nblocks ? p->nblocks : 1) * sizeof *p->block_off))) {
+    lp_fail("out of memory");
+    goto out;
+  }
+  for (size_t b = 0; b < p->nblocks; b++) p->block_off[b] = -1; /* until emitted */
   reloc_flags_liveness(p);
   if (p->probes.blocks == RELOC_BLOCKS_COVER &&
       !(p->cover_off = malloc((p->nblocks ? p->nblocks : 1) * sizeof *p->cover_off))) {
@@ -556,6 +580,7 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
   fill_info(p, b.leaves_to_original, info);
   *out = p;
 out:
+  free(pads);
   free(b.work);
   free(b.indirect);
   if (st != LP_OK) reloc_plan_free(p);
@@ -642,6 +667,12 @@ int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig) {
   return i < 0 ? -1 : plan->copy_off[i];
 }
 
+int64_t reloc_pad_offset(const reloc_plan *plan, uint64_t orig) {
+  long i = reloc_insn_at(plan, orig);
+  if (i < 0 || !plan->insns[i].pad || !plan->block_off) return reloc_copy_offset(plan, orig);
+  return plan->block_off[plan->insns[i].block];
+}
+
 int64_t reloc_resume_offset(const reloc_plan *plan, uint64_t orig, bool after_call) {
   if (!after_call) return reloc_copy_offset(plan, orig);
   for (uint64_t len = 1; len <= 15 && orig - len >= plan->lo; len++) {
@@ -692,6 +723,7 @@ void reloc_plan_free(reloc_plan *plan) {
   free(plan->order);
   free(plan->copy_off);
   free(plan->cover_off);
+  free(plan->block_off);
   free(plan->blocks);
   free(plan->bdata);
   free(plan->edges);

@@ -37,6 +37,7 @@ typedef struct reloc_insn {
                          copy: written with the distance between the two, or -1 */
   uint32_t block;    /* the block holding it */
   bool leader;       /* first of its block */
+  bool pad;          /* a landing pad of the function's LSDA: the unwinder enters there */
 } reloc_insn;
 
 /* Where a counted edge's probe goes (see reloc.h). */
@@ -66,6 +67,7 @@ struct reloc_plan {
   size_t *order;      /* layout order: the entry and what follows it, then what lies below */
   int64_t *copy_off;
   int64_t *cover_off;  /* per block: offset of its cover probe in the copy, or -1 */
+  int64_t *block_off;  /* per block: offset of its start in the copy (probes first), or -1 */
   uint8_t *covered;    /* probes.covered, the plan's own copy */
   reloc_table *tables;
   size_t ntables;
@@ -91,6 +93,10 @@ bool reloc_probe_covered(const reloc_plan *p, size_t block); /* its cover probe 
 bool reloc_falls_through(const reloc_insn *in); /* control may reach the next address */
 /* The index of the instruction starting at ORIG, or -1. */
 long reloc_insn_at(const reloc_plan *p, uint64_t orig);
+
+/* reloc_lsda.c: the distinct landing pads of CFI's LSDA that lie in [LO, HI),
+ * into *PADS (malloc'd, the caller frees; NULL when none), *N of them. */
+lp_status reloc_lsda_pads(const struct reloc_cfi *cfi, uint64_t lo, uint64_t hi, uint64_t **pads, size_t *n);
 
 /* reloc_cfg.c: blocks, edges (sorted) and call sites from the decoded insns. */
 lp_status reloc_build_cfg(reloc_plan *p);

@@ -247,6 +247,7 @@ static bool write_block(layout_ctx *c, size_t b, int64_t *copy_off, bool falls_i
     }
   }
   x64_put_label(c->w, L_BLOCK(b));
+  if (c->record && c->record->block_off) c->record->block_off[b] = (int64_t)c->w->offset;
   if (pr->blocks == RELOC_BLOCKS_COUNT ||
       (pr->blocks == RELOC_BLOCKS_COVER && p->blocks[b].cover == RELOC_COVER_PROBE && !covered)) {
     queue(c, p->block_slot + b, pr->blocks == RELOC_BLOCKS_COVER, bd->live_in != 0);

@@ -19,7 +19,11 @@
  * copy order; the action table and exception specifications copied as they
  * are (their offsets are relative to themselves or to the tables); type
  * entries re-encoded absptr, indirect kept.  A byte of the original outside
- * every record stays outside (the personality calls terminate there). */
+ * every record stays outside (the personality calls terminate there).
+ *
+ * The landing pads (reloc_lsda_pads) are decode roots of the function they
+ * lie in (reloc_function.c): entered only by the unwinder, no branch reaches
+ * them. */
 #include <inttypes.h>
 
 #include "reloc_dwarf.h"
@@ -138,7 +142,7 @@ static void put_call_sites(const reloc_plan *plan, const reloc_cfi *cfi, const l
       size_t end = k + 1 < n ? o[k + 1].offset : copy_size;
       next = (call_site){o[k].offset, end - o[k].offset, 0, s->action};
       if (s->lp) {
-        int64_t off = reloc_copy_offset(plan, l->lpstart + s->lp);
+        int64_t off = reloc_pad_offset(plan, l->lpstart + s->lp);
         next.lp = off >= 0 ? dest + (uint64_t)off : l->lpstart + s->lp;
       }
       if (open && run.start + run.len == next.start && run.lp == next.lp && run.action == next.action) {
@@ -203,5 +207,28 @@ lp_status reloc_lsda_translate(const reloc_plan *plan, const reloc_cfi *cfi, uin
 out:
   free(l.sites);
   free(cs.b);
+  return st;
+}
+
+lp_status reloc_lsda_pads(const reloc_cfi *cfi, uint64_t lo, uint64_t hi, uint64_t **pads, size_t *n) {
+  *pads = NULL;
+  *n = 0;
+  if (!cfi->lsda) return LP_OK;
+  dw_cursor c = {cfi->lsda_bytes, cfi->lsda_bytes + cfi->lsda_size, cfi->lsda, false};
+  lsda l = {0};
+  lp_status st = parse_header(cfi, &c, &l);
+  if (st == LP_OK && c.bad) st = lp_fail("LSDA header truncated or with an unhandled encoding");
+  if (st == LP_OK && l.nsites && !(*pads = malloc(l.nsites * sizeof **pads))) st = lp_fail("out of memory");
+  for (size_t k = 0; st == LP_OK && k < l.nsites; k++) {
+    uint64_t pad = l.lpstart + l.sites[k].lp, seen = 0;
+    for (size_t j = 0; j < *n; j++) seen |= (*pads)[j] == pad;
+    if (l.sites[k].lp && pad >= lo && pad < hi && !seen) (*pads)[(*n)++] = pad;
+  }
+  free(l.sites);
+  if (st != LP_OK) {
+    free(*pads);
+    *pads = NULL;
+    *n = 0;
+  }
   return st;
 }

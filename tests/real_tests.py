@@ -9,6 +9,7 @@ and from native runs (and gdb/perf reading native runs), never from an
 earlier lazyprobe run.
 """
 
+import collections
 import json
 import os
 import re
@@ -813,6 +814,49 @@ def test_cxx(ctx, opt):
     if probs:
         probs[0] += repro(cmd)
     return [(name, probs[:6])]
+
+
+def test_cxx_gcov(ctx):
+    """cxx/exceptions/O0/gcov: the lines of tests/real/cxx_throw.cpp that
+    -c coverage marks as run are gcov's (run_tests.gcov_compare): the catch
+    blocks, entered only by the unwinder at their landing pads, run in the
+    copies and are covered, and so are the lines after them (they ran in
+    the original body before the pads were decoded)."""
+    name = 'cxx/exceptions/O0/gcov'
+    if not shutil.which('gcov'):
+        return [(name, ['gcov not installed'])]
+    plain, err = build(ctx, 'cxx_throw.O0g', ['cxx_throw.cpp'], ['-O0', '-g', '-Wall'], cc='g++')
+    obj = None
+    if not err:
+        obj, err = build(ctx, 'cxx_throw-gcov.o', ['cxx_throw.cpp'], ['-O0', '-g', '--coverage', '-c'], cc='g++')
+    if not err:
+        covbin, err = build(ctx, 'cxx_throw-gcov', [obj], ['-O0', '-g', '--coverage'], cc='g++')
+    if err:
+        return [(name, [err])]
+    return rt.gcov_compare(ctx, name, os.path.join(REAL, 'cxx_throw.cpp'), None, plain, covbin)
+
+
+def test_cxx_blocks(ctx):
+    """cxx/exceptions/O0/blocks and /cover: run_tests.test_blocks on
+    tests/real/cxx_throw.cpp (-O0, non-PIE): every block's count equals
+    callgrind's count of its first instruction, landing pads' blocks (their
+    probe runs first: the copy's LSDA sends the unwinder to the block's
+    start) and the code after a catch included, and nothing ran in a
+    relocated function outside its blocks."""
+    names = ['cxx/exceptions/O0/' + kind for kind in ('blocks', 'cover')]
+    if not shutil.which('valgrind'):
+        return [(n, ['valgrind not installed']) for n in names]
+    binary, err = build(ctx, 'cxx_throw.O0nopie', ['cxx_throw.cpp'], ['-O0', '-g', '-no-pie', '-Wall'], cc='g++')
+    if err:
+        return [(n, [err]) for n in names]
+    cg, err = rt.run_callgrind_instr(binary, None, os.path.join(ctx.scratch(names[0]), 'callgrind.out'))
+    if err:
+        return [(n, [err]) for n in names]
+    counts = rt.exe_instr_counts(cg, binary)
+    nst, nout, _, _ = rt.run_proc([binary])
+    prog = collections.namedtuple('prog', 'name stdin expect')('cxx_throw', None, list(CXX_EXPECT.items()))
+    return [(name, rt.block_problems(ctx, prog, binary, counts, (nst, nout), collector, kind, name))
+            for name, collector, kind in zip(names, (rt.DUMP_BLOCKS, rt.DUMP_BLOCKS_COVER), ('count', 'cover'))]
 
 
 def backtrace_lines(out):
@@ -1782,6 +1826,8 @@ def jobs(ctx):
     for o in ('O0', 'O2'):
         j.append(('cxx/exceptions/' + o, lambda o=o: test_cxx(ctx, o)))
         j.append(('unwind/backtrace/' + o, lambda o=o: test_backtrace(ctx, o)))
+    j.append(('cxx/exceptions/O0/gcov', lambda: test_cxx_gcov(ctx)))
+    j.append(('cxx/exceptions/O0/blocks', lambda: test_cxx_blocks(ctx)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))
     for t in (1, 2):
         j.append(('arcs/retree/%dthreads' % t, lambda t=t: test_retree(ctx, t)))
