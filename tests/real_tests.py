@@ -1200,9 +1200,9 @@ def wait_attach(lpp, probs):
 
 
 def test_attach(ctx, how):
-    """lazyprobe attach to a running program (3 threads, ~3 s) for about a
-    second, ended by --duration 1 (duration) or by SIGINT to lazyprobe
-    (sigint).  The program goes on and ends as natively (output, status),
+    """lazyprobe attach to a running program (3 threads, ~3 s), ended by
+    --duration 1 (duration) or by SIGINT to lazyprobe once the program has
+    gone on for two of its iterations attached (sigint).  The program goes on and ends as natively (output, status),
     is never left stopped; counts: 0 < tick, tock <= TICKS x iterations that
     ran during the window (from the program's progress file read before the
     attach and after lazyprobe ended); run_loop, worker and main, entered
@@ -1229,8 +1229,13 @@ def test_attach(ctx, how):
         p0 = read_progress(lprog)
         lpp = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                stdin=subprocess.DEVNULL, start_new_session=True)
-        if how == 'sigint':
-            time.sleep(1.0)
+        if how == 'sigint':  # once the program has gone on, attached, for two iterations
+            deadline = time.time() + 30
+            while not all_counters_files(outdir) and time.time() < deadline and lpp.poll() is None:
+                time.sleep(0.01)
+            p_att = read_progress(lprog)
+            while read_progress(lprog) < p_att + 2 and time.time() < deadline and lpp.poll() is None:
+                time.sleep(0.01)
             lpp.send_signal(signal.SIGINT)
         lout, lerr = wait_attach(lpp, probs)
         p1 = read_progress(lprog)
@@ -1298,7 +1303,9 @@ def test_attach_stack(ctx):
         deadline = time.time() + 30
         while not all_counters_files(outdir) and time.time() < deadline and lpp.poll() is None:
             time.sleep(0.05)
-        time.sleep(0.5)
+        # the attach done: work() relocated and spin() running its copy a while
+        if not wait_entry_jumps(target.pid, binary, 'work') or not wait_running(target.pid):
+            probs.append('work() never jumped to a copy, or the target did not run on after the attach')
         os.kill(target.pid, signal.SIGUSR1)
         lout, lerr = wait_attach(lpp, probs)
         if rt.status_of(lpp.returncode) != 0:
@@ -1334,6 +1341,57 @@ def test_attach_stack(ctx):
     if probs:
         probs[0] += repro(['%s &' % binary, ';'] + cmd)
     return [(name, probs[:6])]
+
+
+def cpu_ticks(pid):
+    """User + system clock ticks process PID has run (/proc/PID/stat)."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def wait_running(pid, ticks=2, timeout=30):
+    """Waits until process PID has run TICKS clock ticks more than now (it
+    goes on after an attach, not only between its stops); False at TIMEOUT."""
+    start, deadline = cpu_ticks(pid), time.time() + timeout
+    while start is not None and time.time() < deadline:
+        now = cpu_ticks(pid)
+        if now is None or now - start >= ticks:
+            return now is not None
+        time.sleep(0.01)
+    return False
+
+
+def wait_entry_jumps(pid, binary, name, timeout=30):
+    """Waits until function NAME of BINARY begins with a jmp (0xe9: to its
+    copy) in process PID; False at TIMEOUT."""
+    syms = elf_func_addrs(binary)
+    if name not in syms:
+        return False
+    with open(binary, 'rb') as f:
+        pie = f.read(18)[16] == 3                                  # e_type ET_DYN
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        base = map_base(pid, binary) if pie else 0
+        try:
+            with open('/proc/%d/mem' % pid, 'rb') as mem:
+                mem.seek(syms[name] + (base or 0))
+                if mem.read(1) == b'\xe9':
+                    return True
+        except OSError:
+            return False
+        time.sleep(0.01)
+    return False
+
+
+def elf_func_addrs(binary):
+    """{name: link-time address} of BINARY's function symbols (nm)."""
+    out = subprocess.run(['nm', binary], capture_output=True, text=True).stdout
+    return {f[2]: int(f[0], 16) for f in (l.split() for l in out.splitlines())
+            if len(f) == 3 and f[1] in 'tTwW'}
 
 
 def map_base(pid, path):

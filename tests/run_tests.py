@@ -745,13 +745,14 @@ def test_symlink(ctx, dangling):
     os.chmod(sentinel, 0o644)
     before = os.stat(sentinel)
     # We cannot know the target's pid in advance: plant links for the next
-    # few thousand pids (pids are allocated sequentially).
+    # 16000 pids (pids are allocated sequentially; other tests running at
+    # the same time take some).
     with open('/proc/sys/kernel/ns_last_pid') as f:
         last = int(f.read())
     with open('/proc/sys/kernel/pid_max') as f:
         pid_max = int(f.read())
     planted = set()
-    for k in range(1, 4001):
+    for k in range(1, 16001):
         pid = (last + k) % pid_max
         if pid < 2:
             continue

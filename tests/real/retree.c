@@ -16,8 +16,8 @@
  * That pick's own counters ran less than half as often as its hot edge does
  * not hang on how soon the second copy goes in: once each thread has run an
  * eighth of its rounds, the threads meet and wait (30 s at most) until pick's
- * entry jumps elsewhere than the copy it jumped to on the first thread's 64th
- * round (to a second copy; or it is its own code again).  Natively, or when
+ * entry jumps elsewhere than the copy it jumped to on the 64th round of the
+ * first thread there (to a second copy; or it is its own code again).  Natively, or when
  * the entry was no jmp then, they go on at once.  No count depends on the
  * wait.
  *
@@ -82,7 +82,7 @@ static uintptr_t pick_jumps_to(void) {
   return (uintptr_t)at + 5 + rel;
 }
 
-static uintptr_t first_copy; /* where pick's entry jumped on the first thread's 64th round */
+static uintptr_t first_copy; /* where pick's entry jumped on the 64th round of the first thread there */
 static pthread_barrier_t eighth;
 
 /* Until pick's entry goes elsewhere than FIRST_COPY (30 000 naps of 1 ms at most). */
@@ -98,7 +98,10 @@ __attribute__((noipa)) void *work(void *arg) {
   long id = (long)arg, v[BLOCK], acc = 0;
   for (long k = 0; k < BLOCK; k++) v[k] = k * 7 + id;
   for (long i = 0; i < rounds; i++) {
-    if (i == 64 && id == 0) first_copy = pick_jumps_to();
+    if (i == 64) { /* the first thread there: no second copy can have come so soon */
+      uintptr_t none = 0;
+      __atomic_compare_exchange_n(&first_copy, &none, pick_jumps_to(), 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    }
     if (i == rounds / 8) {
       pthread_barrier_wait(&eighth);
       if (id == 0) wait_for_second_copy();
