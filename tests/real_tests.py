@@ -1278,6 +1278,60 @@ def test_attach(ctx, how):
     return [(name, probs[:6])]
 
 
+def test_attach_early_sigint(ctx):
+    """attach/early_sigint: lazyprobe attach gets SIGINT 2 to 40 ms after it
+    starts, five times over one run of tests/real/longrun.c (~3 s): while
+    it is still attaching, the Ctrl-C must end it once the session runs (it
+    was dropped and lazyprobe stayed to the end of the program), or before
+    it attached at all.  Each time lazyprobe ends before the program has
+    done all its iterations, with status 0 or by the signal; the program is
+    never left stopped and ends as natively."""
+    name = 'attach/early_sigint'
+    binary, err = build(ctx, 'longrun', ['longrun.c'], ['-O2', '-Wall', '-pthread'])
+    if err:
+        return [(name, [err])]
+    scratch = ctx.scratch(name)
+    nprog, lprog = os.path.join(scratch, 'native.progress'), os.path.join(scratch, 'target.progress')
+    native = subprocess.Popen([binary, nprog], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              stdin=subprocess.DEVNULL, start_new_session=True)
+    target, reader = start_target([binary, lprog])
+    probs, cmd = [], None
+    try:
+        if not reader.wait_for(rb'^iteration 2$', 30):
+            return [(name, ['the target printed no "iteration 2"'])]
+        for k, delay in enumerate((0.002, 0.005, 0.01, 0.02, 0.04)):
+            cmd = [ctx.lp, 'attach', '-c', 'calls', '-o', os.path.join(scratch, 'out%d' % k), str(target.pid)]
+            lpp = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+            time.sleep(delay)
+            lpp.send_signal(signal.SIGINT)
+            lout, lerr = wait_attach(lpp, probs)
+            done = read_progress(lprog)
+            if rt.status_of(lpp.returncode) not in (0, 130):
+                probs.append('SIGINT after %g s: lazyprobe status %d: %s' %
+                             (delay, rt.status_of(lpp.returncode), rt.short(lerr)))
+            if done >= 40:
+                probs.append('SIGINT after %g s: lazyprobe stayed until the program had done all '
+                             'its iterations' % delay)
+                break
+            st = proc_state(target.pid)
+            if st in ('T', 't'):
+                probs.append('SIGINT after %g s: target left stopped (State %s)' % (delay, st))
+                break
+        target.wait(timeout=60)
+        nout, nerr = native.communicate(timeout=60)
+        if reader.text() != nout or rt.status_of(target.returncode) != rt.status_of(native.returncode):
+            probs.append('target output or status differ from the native run: %s' %
+                         rt.first_diff(nout, reader.text()))
+    finally:
+        for p in (target, native):
+            if p.poll() is None:
+                rt.kill_group(p)
+    if probs and cmd:
+        probs[0] += repro(cmd)
+    return [(name, probs[:6])]
+
+
 def test_attach_stack(ctx):
     """lazyprobe attach while main -> outer -> spin are on the stack and spin
     loops calling work() (tests/real/onstack.c); SIGUSR1 ends the loop,
@@ -1900,6 +1954,7 @@ def jobs(ctx):
     # 5. attach/detach
     for how in ('duration', 'sigint'):
         j.append(('attach/' + how, lambda h=how: test_attach(ctx, h)))
+    j.append(('attach/early_sigint', lambda: test_attach_early_sigint(ctx)))
     j.append(('attach/stack', lambda: test_attach_stack(ctx)))
     j.append(('attach/plt', lambda: test_attach_plt(ctx)))
     j.append(('attach/gdb_core', lambda: test_attach_gdb_core(ctx)))

@@ -153,6 +153,7 @@ static int report(lp_lua *lua, const char *target, const char *pids) {
 static core_session *running;
 static lp_lua *sampling;
 static bool attached;
+static volatile sig_atomic_t early; /* a signal while the session started: acted on once it runs */
 
 static void sample_live(void *ctx) {
   (void)ctx;
@@ -165,9 +166,20 @@ static void sample_live(void *ctx) {
 
 static void on_signal(int sig, siginfo_t *si, void *ctx) {
   (void)ctx;
-  if (!running) return;
+  bool from_terminal = si->si_code == SI_KERNEL; /* which the program got too */
+  if (!running) {
+    if (attached || !from_terminal) early = sig;
+    return;
+  }
   if (attached) core_session_detach(running); /* Ctrl-C or --duration: let the process go on */
-  else if (si->si_code != SI_KERNEL) core_session_forward_signal(running, sig); /* the terminal already sent it */
+  else if (!from_terminal) core_session_forward_signal(running, sig);
+}
+
+/* What a signal that came while S was starting asks (on_signal). */
+static void act_on_early_signal(core_session *s) {
+  if (!early) return;
+  if (attached) core_session_detach(s);
+  else core_session_forward_signal(s, early);
 }
 
 static void handle_signals(void) {
@@ -290,6 +302,7 @@ static int instrument(run_args *a, char *program, char *const *prog_argv, pid_t 
   core_session *s;
   if (core_session_start(&so, &s) != LP_OK) return fail(EXIT_FAILED);
   running = s;
+  act_on_early_signal(s);
   int status = 0;
   lp_status st = core_session_run(s, &status);
   running = NULL;
