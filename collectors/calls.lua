@@ -18,6 +18,27 @@ local function by_count(a, b)
   return a.address < b.address
 end
 
+-- The functions by_count. Most never ran: those are put in order by keys
+-- (name, address, module) that table.sort compares itself, without calling
+-- back into Lua (one comparison through by_count for each of ten thousand
+-- functions was a fifth of a report on python3).
+local function sorted_by_count(functions)
+  local ran, keys, of = {}, {}, {}
+  for _, f in ipairs(functions) do
+    if f.count > 0 then
+      ran[#ran + 1] = f
+    else
+      local key = string.format("%s\0%016x\0%s", f.name, f.address, f.module)
+      keys[#keys + 1] = key
+      of[key] = f
+    end
+  end
+  table.sort(ran, by_count)
+  table.sort(keys)
+  for _, key in ipairs(keys) do ran[#ran + 1] = of[key] end
+  return ran
+end
+
 local function describe(processes)
   local parts = {}
   for _, p in ipairs(processes) do parts[#parts + 1] = string.format("pid %d, %s", p.pid, p["end"]) end
@@ -25,9 +46,7 @@ local function describe(processes)
 end
 
 function calls.report(run)
-  local all, ran, total = {}, {}, 0
-  for i, f in ipairs(run.functions) do all[i] = f end
-  table.sort(all, by_count)
+  local all, ran, total = sorted_by_count(run.functions), {}, 0
   for _, f in ipairs(all) do
     if f.count > 0 then
       ran[#ran + 1] = f

@@ -6,14 +6,37 @@
 -- (lazyprobe.lines in a collector, a mock in tests).
 local graph = {}
 
--- Functions of the run in a stable order: by module, then address.
+local function by_address(a, b) return a.address < b.address end
+
+-- Functions of the run in a stable order: by module, then address (one
+-- function per module and address). They come module by module, mostly by
+-- address already: the modules are sorted, and a module's functions only
+-- when out of order (a sort of all with a Lua comparison was a fifth of a
+-- calls report).
 function graph.sorted_functions(run)
-  local list = {}
-  for i, f in ipairs(run.functions) do list[i] = f end
-  table.sort(list, function(a, b)
-    if a.module ~= b.module then return a.module < b.module end
-    return a.address < b.address
-  end)
+  local of, modules = {}, {}
+  for _, f in ipairs(run.functions) do
+    local l = of[f.module]
+    if not l then
+      l = {}
+      of[f.module] = l
+      modules[#modules + 1] = f.module
+    end
+    l[#l + 1] = f
+  end
+  table.sort(modules)
+  local list, n = {}, 0
+  for _, m in ipairs(modules) do
+    local l = of[m]
+    for i = 2, #l do
+      if l[i - 1].address > l[i].address then
+        table.sort(l, by_address)
+        break
+      end
+    end
+    for i = 1, #l do list[n + i] = l[i] end
+    n = n + #l
+  end
   return list
 end
 

@@ -306,6 +306,27 @@ test("calls/table and calls.json as before", function()
   end
 end)
 
+test("calls/functions by count, then name, then address", function()
+  local run = tiny_run(false)
+  local function fn(name, address, count)
+    return { name = name, module = M, address = address, address_hex = string.format("0x%x", address),
+             count = count, state = count > 0 and "trapped" or "not run", note = "" }
+  end
+  -- ties on count among the ones that ran and the ones that did not; one name twice
+  for _, f in ipairs({ fn("zeta", 0x2100, 0), fn("beta", 0x2000, 5), fn("zeta", 0x900, 0), fn("alpha", 0x2300, 5),
+                       fn("aaa", 0x2400, 0) }) do
+    run.functions[#run.functions + 1] = f
+  end
+  local lib = mock_library("/out", tiny_lines)
+  run_collector("calls", run, lib)
+  local order = {}
+  for address, name in lib.files["calls.json"]:gmatch('"address": "(0x%x+)".-"name": "([^"]+)"') do
+    order[#order + 1] = address .. ":" .. name
+  end
+  eq(table.concat(order, " "), "0x2300:alpha 0x2000:beta 0x1100:helper 0x1300:stripped_fn 0x1000:main "
+     .. "0x2400:aaa 0x1400:natfn 0x1200:unused 0x900:zeta 0x2100:zeta")
+end)
+
 test("calls/callgrind without Ir when blocks are cover-only", function()
   local lib = mock_library("/out", tiny_lines)
   run_collector("calls", tiny_run(false), lib)
@@ -413,6 +434,17 @@ test("arcs/local names numbered by address; shared libraries apart", function()
   run_collector("arcs", run, lib)
   eq(lib.files["arcs.fdata"], "0 [unknown] 0 1 s/2 0 0 1\n0 [unknown] 0 1 s/3 0 0 4\n0 [unknown] 0 1 a\\ b 0 0 1\n")
   eq(lib.files["arcs.libx.so.fdata"], "0 [unknown] 0 1 h 0 0 1\n")
+end)
+
+test("lib/graph sorted_functions: by module path, then address", function()
+  local graph = require("graph")
+  local function f(module, address) return { module = module, address = address } end
+  -- modules come in load order, not by path; one module's functions out of order
+  local run = { functions = { f("/usr/lib/libz.so", 0x30), f("/usr/lib/libz.so", 0x10), f("/bin/prog", 0x500),
+                              f("/usr/lib/libz.so", 0x20), f("/bin/prog", 0x900), f("/bin/a", 0x1) } }
+  local got = {}
+  for i, g in ipairs(graph.sorted_functions(run)) do got[i] = string.format("%s@%x", g.module, g.address) end
+  eq(table.concat(got, " "), "/bin/a@1 /bin/prog@500 /bin/prog@900 /usr/lib/libz.so@10 /usr/lib/libz.so@20 /usr/lib/libz.so@30")
 end)
 
 test("lib/graph row_at", function()
