@@ -228,7 +228,10 @@ int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig);
 
 /* Where the copy's LSDA sends the landing pad at original address ORIG
  * (offset): the start of its block, its probes first, when it was decoded
- * as a pad (not under arcs); else as reloc_copy_offset. */
+ * as a pad (not under arcs); else -1: the pad in the original body.  A pad
+ * decoded only as code that other code runs into (under arcs) is not
+ * entered in the copy: the unwinder would come into the copy's graph by no
+ * edge, and what dominates it there would seem to have run. */
 int64_t reloc_pad_offset(const reloc_plan *plan, uint64_t orig);
 
 /* Where a thread of the original goes on in the copy (offset), or -1: one

@@ -669,7 +669,7 @@ int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig) {
 
 int64_t reloc_pad_offset(const reloc_plan *plan, uint64_t orig) {
   long i = reloc_insn_at(plan, orig);
-  if (i < 0 || !plan->insns[i].pad || !plan->block_off) return reloc_copy_offset(plan, orig);
+  if (i < 0 || !plan->insns[i].pad || !plan->block_off) return -1;
   return plan->block_off[plan->insns[i].block];
 }
 

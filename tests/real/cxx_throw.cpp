@@ -2,11 +2,15 @@
 // level0 (catches, counts, rethrows) -> level1 (Guard) -> level2 (Guard) ->
 // level3 (Guard, throws Oops).  The guards' destructors run during unwinding;
 // main catches the rethrown exception.  A second path throws and catches
-// inside one function (local_catch).  std::terminate must not be reached (its
-// handler would print and exit 9).
+// inside one function (local_catch).  A third (guarded_fail, LOCAL times)
+// calls a [[noreturn]] function that throws with a Guard alive: at -O0 the
+// landing pad that destroys it comes right after the call, where a decoder
+// that does not know the callee never returns runs on into it.
+// std::terminate must not be reached (its handler would print and exit 9).
 // Counts by construction (ROUNDS = 20, LOCAL = 5):
-//   level0 20, level1 20, level2 20, level3 20, Guard::~Guard 60 + 5,
-//   Guard::Guard 65, thrower 5, local_catch 5, on_terminate 0
+//   level0 20, level1 20, level2 20, level3 20, Guard::~Guard 60 + 5 + 5,
+//   Guard::Guard 70, thrower 5, local_catch 5, fail 5, guarded_fail 5,
+//   on_terminate 0
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -60,6 +64,12 @@ NOIPA int local_catch(int i) {
   }
   return caught_local;
 }
+[[noreturn]] NOIPA void fail(int i) { throw Oops(i); }
+NOIPA int guarded_fail(int i) {
+  Guard g(7);
+  if (i < 0) return i; /* never */
+  fail(i);
+}
 NOIPA void on_terminate() {
   std::printf("terminate reached\n");
   std::fflush(stdout);
@@ -77,6 +87,13 @@ int main() {
     }
   }
   for (int i = 0; i < 5; i++) local_catch(i + 1);
+  for (int i = 0; i < 5; i++) {
+    try {
+      guarded_fail(i);
+    } catch (Oops &e) {
+      caught_local += e.depth;
+    }
+  }
   std::printf("destroyed=%d inner=%d outer=%d local=%d\n", destroyed, caught_inner, caught_outer,
               caught_local);
   return 0;
