@@ -29,7 +29,8 @@ lazyprobe instruments only the main executable:
            tests, many of which throw and catch Json::LogicError / RuntimeError), and
            src/jsontestrunner on every test/data/*.json (as runjsontests.py does; in a copy of
            test/data, since it writes NAME.actual next to its input: both runs' files must match);
-           also each unit test alone (`jsoncpp_test --test NAME`)
+           also each unit test alone (`jsoncpp_test --test NAME`); and the line coverage
+           check below
   python3  not built: Debian's own /usr/bin/python3.11 (non-PIE, stripped), `-S -c pass` and a
            one-liner; it is the interpreter of jsoncpp's runjsontests.py in --mode make-check
 
@@ -49,6 +50,14 @@ exec'd children yet. A program PASSes when every one of its cases gives
 `python3 test/runjsontests.py jsontestrunner test/data` (jsoncpp). PASS needs the same
 status and output as natively AND coverage.info naming a source file of the package (the
 exec'd test programs were instrumented); until lazyprobe follows exec, the last fails.
+
+With jsoncpp (direct mode), one more line: its line coverage against gcov's. jsoncpp_test built
+again at -O0 -g, plainly and with --coverage: the plain one run under `lazyprobe run -c
+coverage`, the other natively and read by `gcov --json-format`; every line of src/lib_json's
+three sources must be run by both or by neither (tests/run_tests.py gcov_problems' rules:
+function entries compared through the functions, lone "}" lines skipped, what the compiler
+made itself left out). -O0 because inlining makes gcov count code by the function it came
+from (docs/COMPAT.md says what -O2 changes).
 
 Prints one "PASS name" / "FAIL name: reasons" line per program (and mode), a summary line,
 and with --json all measurements (bench/run.py's finish()). Everything goes to
@@ -419,6 +428,65 @@ def cases_jsoncpp(p):
     return cs
 
 
+JSONCPP_LIB = ("json_reader", "json_value", "json_writer")
+
+
+def gcov_check_jsoncpp(lp, timeout):
+    """jsoncpp's -O0 line coverage under lazyprobe against gcov's (the module
+    docstring); returns (PASS/FAIL line, measurements)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import run_tests as T  # noqa: E402  (gcov_problems, the suite's rules)
+    src = srcdir("libjsoncpp")
+    d = os.path.join(WORK, "jsoncpp-O0")
+    units = [os.path.join(src, "src", "lib_json", u + ".cpp") for u in JSONCPP_LIB] + \
+        [os.path.join(src, "src", "test_lib_json", u + ".cpp") for u in ("jsontest", "fuzz", "main")]
+    exes = {}
+    for kind, extra in (("plain", []), ("gcov", ["--coverage"])):
+        os.makedirs(os.path.join(d, kind), exist_ok=True)
+        base = [CXX, "-std=c++11", "-g", "-O0", *extra, "-I", os.path.join(src, "include"),
+                "-I", os.path.join(src, "src", "lib_json")]
+        objs = [os.path.join(d, kind, os.path.basename(u)[:-4] + ".o") for u in units]
+        compile_many([(base + ["-c", u], o) for u, o in zip(units, objs)], d)
+        exes[kind] = os.path.join(d, kind, "jsoncpp_test")
+        if not stamp_ok(exes[kind]):
+            sh([CXX, *extra, "-o", exes[kind], *objs], cwd=d)
+    for f in glob.glob(os.path.join(d, "gcov", "*.gcda")):
+        os.remove(f)
+    outdir = os.path.join(d, "out")
+    shutil.rmtree(outdir, ignore_errors=True)
+    cmd = [lp, "run", "-c", "coverage", "-o", outdir, "--", exes["plain"]]
+    lpr = run_once(cmd, timeout=timeout)
+    nat = run_once([exes["gcov"]], cwd=os.path.join(d, "gcov"), timeout=timeout)
+    probs, compared = [], 0
+    if (lpr["status"], lpr["out"]) != (nat["status"], nat["out"]):
+        probs.append("status or stdout differ from the --coverage build's (%s / %s)" % (lpr["status"], nat["status"]))
+    for u in JSONCPP_LIB:  # compile_many's X.o.tmp: gcc named the notes X.o.gcno, the data X.o.gcda
+        r = subprocess.run(["gcov", "--json-format", "--stdout", "-o", ".", u + ".o.gcda"], cwd=os.path.join(d, "gcov"),
+                           capture_output=True, text=True)
+        glines, gfuncs = {}, []
+        try:
+            for f in json.loads(r.stdout).get("files", []):
+                if os.path.basename(f["file"]) == u + ".cpp":
+                    for ln in f["lines"]:
+                        glines[ln["line_number"]] = glines.get(ln["line_number"], 0) + ln["count"]
+                    gfuncs += f.get("functions", [])
+        except ValueError:
+            probs.append("gcov %s.o: %s" % (u, short(r.stderr.encode())))
+            continue
+        try:
+            p, n = T.gcov_problems(os.path.join(outdir, "coverage.info"), os.path.join(src, "src", "lib_json", u + ".cpp"),
+                                   glines, gfuncs, exes["plain"])
+        except OSError as e:
+            p, n = ["%s: %s" % (u, e)], 0
+        probs += ["%s.cpp %s" % (u, x) for x in p]
+        compared += n
+    res = {"compared": compared, "problems": probs, "command": q(cmd)}
+    if probs:
+        return "FAIL jsoncpp -O0 line coverage = gcov's: %d of %d lines: %s" % (
+            len(probs), compared, "; ".join(probs[:4])), res
+    return "PASS jsoncpp -O0 line coverage = gcov's (%d lines of src/lib_json compared)" % compared, res
+
+
 def cases_python3(p):
     py = p["python3"]
     return [case("python3 -S -c pass", [py, "-S", "-c", "pass"], py),
@@ -714,7 +782,7 @@ def main():
 
     rev = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
                          text=True).stdout.strip()
-    results, failures, lines = {}, {}, []
+    results, failures, lines, gcov_res = {}, {}, [], None
     modes = ["direct", "make-check"] if a.mode == "both" else [a.mode]
     for mode in modes:
         for prog in only:
@@ -755,6 +823,10 @@ def main():
                 line = "PASS %s (%s)" % (key, summary)
             log("compat.py: " + line)
             lines.append(line)
+            if prog == "jsoncpp" and mode == "direct":
+                line, gcov_res = gcov_check_jsoncpp(lp, a.timeout)
+                log("compat.py: " + line)
+                lines.append(line)
     print("# lazyprobe compatibility suite, %s, lazyprobe %s (tree %s), -c %s" % (
         time.strftime("%Y-%m-%d %H:%M"), lp, rev, COLLECTORS))
     print()
@@ -778,7 +850,8 @@ def main():
     print("%d passed, %d failed (runs %.0f s, builds %.0f s)" % (npass, len(lines) - npass, time.time() - t_runs,
                                                                  t_runs - t_start))
     out = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "lazyprobe": lp, "tree": rev, "collectors": COLLECTORS,
-           "results": results, "lines": lines, "build_seconds": build_s, "failures": list(failures.values())}
+           "results": results, "lines": lines, "build_seconds": build_s, "failures": list(failures.values()),
+           "jsoncpp_gcov": gcov_res}
     for res in out["results"].values():
         for r in res["cases"]:
             r.pop("pre", None)

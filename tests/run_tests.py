@@ -1448,23 +1448,9 @@ GCOV_PROGRAMS = [('fib', 'O0'), ('branches', 'O0'), ('qsort_cb', 'O0'), ('longjm
 
 def dwarf_code_lines(binary, src_base):
     """Lines of SRC_BASE that own at least one instruction in BINARY's line
-    table (objdump --dwarf=decodedline): a row is followed by a row at a higher
-    address.  A row followed by another at the same address (a location
-    view) owns no instruction."""
-    r = subprocess.run(['objdump', '--dwarf=decodedline', binary], capture_output=True, text=True)
-    rows = []
-    for line in r.stdout.splitlines():
-        p = line.split()
-        if len(p) >= 3 and p[0] == src_base and re.fullmatch(r'0x[0-9a-f]+', p[2]):
-            ln = int(p[1]) if p[1].isdigit() else None
-            rows.append((ln, int(p[2], 16)))
-        elif not line.strip() or line.startswith('File name'):
-            rows.append((None, None))       # sequence / table boundary
-    owned = set()
-    for (ln, a), (_, b) in zip(rows, rows[1:] + [(None, None)]):
-        if ln is not None and b is not None and b > a:
-            owned.add(ln)
-    return owned
+    table (dwarf_rows: a row followed by a row at a higher address; a row
+    followed by another at the same address, a location view, owns none)."""
+    return {ln for ln, _, _ in dwarf_rows(binary, src_base)}
 
 
 def read_lcov(path, src):
@@ -1491,10 +1477,11 @@ def test_gcov(ctx, prog_name, opt):
     --coverage, both -OX -g).  Rules for lines only one of them reports
     (tests/README.md):
       1. gcov gives a function's entry to the line of its name (its
-         start_line); DWARF gives the prologue to the line of "{".  Those
+         start_line); DWARF gives the prologue to the line of "{" (a lone
+         one, or the one that ends a signature of several lines).  Those
          lines are compared through the functions instead: a function ran
-         for gcov iff its FNDA count > 0 in coverage.info, and a line that is
-         a lone "{" is hit iff its function ran for gcov.
+         for gcov iff its FNDA count > 0 in coverage.info, and such a line
+         is hit iff its function ran for gcov.
       2. A line that is a lone "}" is not compared: the epilogue's row is
          there in DWARF; gcov gives that code to the last statement.
       3. A line gcov reports that owns no instruction in the plain build's
@@ -1504,8 +1491,9 @@ def test_gcov(ctx, prog_name, opt):
       4. C++: a function gcov names (a C2 constructor) may be in
          coverage.info under an alias at its address (C1); a line
          lazyprobe alone reports that is the FN line of functions gcov does
-         not list (members the compiler made: a class's implicit
-         destructors at the line of the class) is not compared.
+         not list, or has code in one (what the compiler made: a class's
+         implicit destructors at the line of the class, the static
+         initializers of globals), is not compared.
     Every other line must be reported by both, hit by both or by neither."""
     name = 'gcov/%s/%s' % (prog_name, opt)
     if not shutil.which('gcov'):
@@ -1567,33 +1555,74 @@ def gcov_compare(ctx, name, src_path, stdin, plain, covbin):
             gfuncs += f.get('functions', [])
     if not glines:
         return [(name, ['gcov reported no line of %s' % prog.path])]
-    da, fnda = read_lcov(info, prog.path)
-    with open(prog.path) as f:
+    probs, _ = gcov_problems(info, prog.path, glines, gfuncs, plain)
+    if probs:
+        probs[0] += repro
+    return [(name, probs[:8])]
+
+
+def dwarf_rows(binary, src_base):
+    """(line, address, end) of each row of SRC_BASE in BINARY's line table
+    that owns instructions (objdump --dwarf=decodedline; end: the next row's
+    address)."""
+    r = subprocess.run(['objdump', '--dwarf=decodedline', binary], capture_output=True, text=True)
+    rows, out = [], []
+    for line in r.stdout.splitlines():
+        p = line.split()
+        if len(p) >= 3 and re.fullmatch(r'0x[0-9a-f]+', p[2]):
+            rows.append((int(p[1]) if p[0] == src_base and p[1].isdigit() else None, int(p[2], 16)))
+        elif not line.strip() or line.startswith('File name'):
+            rows.append((None, None))       # sequence / table boundary
+    for (ln, a), (_, b) in zip(rows, rows[1:] + [(None, None)]):
+        if ln is not None and b is not None and b > a:
+            out.append((ln, a, b))
+    return out
+
+
+def gcov_problems(info, src_path, glines, gfuncs, plain):
+    """The lines of SRC_PATH where coverage.info INFO (of PLAIN under -c
+    coverage) and gcov (GLINES {line: count}, GFUNCS: its functions, of the
+    --coverage build) disagree, by test_gcov's rules; returns (problems,
+    lines compared)."""
+    da, fnda = read_lcov(info, src_path)
+    with open(src_path) as f:
         text = f.read().split('\n')
-    owned = dwarf_code_lines(plain, os.path.basename(prog.path))
+    owned = dwarf_code_lines(plain, os.path.basename(src_path))
     starts = {g['start_line']: g for g in gfuncs}
-    aliases = {}                                                # rule 4
-    nm = subprocess.run(['nm', plain], capture_output=True, text=True).stdout.split('\n')
-    for a, n in (l.split()[0::2] for l in nm if len(l.split()) == 3):
-        aliases.setdefault(a, []).append(n)
+    aliases, sized = {}, {}                                     # rule 4
+    nm = subprocess.run(['nm', '-S', plain], capture_output=True, text=True).stdout.split('\n')
+    for f in (l.split() for l in nm):
+        if len(f) == 4:
+            aliases.setdefault(f[0], []).append(f[3])
+            sized.setdefault(f[3], []).append((int(f[0], 16), int(f[0], 16) + int(f[1], 16)))  # local: several
     alias_of = {n: ns for ns in aliases.values() for n in ns}
     gnames = {a for g in gfuncs for a in alias_of.get(g['name'], [g['name']])}
-    fn_lines = {}
+    fn_lines, made = {}, set()
     with open(info) as f:
         cur = None
         for line in f:
             if line.startswith('SF:'):
                 cur = os.path.realpath(line[3:].strip())
-            elif cur == os.path.realpath(prog.path) and line.startswith('FN:'):
+            elif cur == os.path.realpath(src_path) and line.startswith('FN:'):
                 ln, fn = line[3:].strip().split(',', 1)
                 fn_lines.setdefault(int(ln), set()).add(fn)
+                if fn not in gnames:
+                    made.update(sized.get(fn, []))
     unlisted = {ln for ln, fns in fn_lines.items() if not fns & gnames}
+    unlisted |= {ln for ln, a, _ in dwarf_rows(plain, os.path.basename(src_path))
+                 if any(lo <= a < hi for lo, hi in made)}
 
     def func_of(ln):
         for g in gfuncs:
             if g['start_line'] <= ln <= g['end_line']:
                 return g
         return None
+
+    def opens_body(ln, g):
+        """LN ends the signature of G, which began at its start_line."""
+        if not g or not text[ln - 1].rstrip().endswith('{'):
+            return False
+        return not any('{' in t or ';' in t for t in text[g['start_line'] - 1:ln - 1])
     probs = []
     for g in gfuncs:
         lp = fnda.get(g['name'])
@@ -1609,7 +1638,7 @@ def gcov_compare(ctx, name, src_path, stdin, plain, covbin):
         g, l = glines.get(ln), da.get(ln)
         if src == '}':
             continue                                            # rule 2
-        if src == '{' and l is not None and g is None:          # rule 1
+        if l is not None and g is None and (src == '{' or opens_body(ln, func_of(ln))):  # rule 1
             fn = func_of(ln)
             if fn is None:
                 probs.append('line %d "{" outside every gcov function' % ln)
@@ -1630,9 +1659,7 @@ def gcov_compare(ctx, name, src_path, stdin, plain, covbin):
             probs.append('line %d: lazyprobe %d, gcov %d: %r' % (ln, l, g, src[:50]))
     if compared < 5:
         probs.append('only %d lines compared' % compared)
-    if probs:
-        probs[0] += repro
-    return [(name, probs[:8])]
+    return probs, compared
 
 
 def bad_lines(text, pattern):
