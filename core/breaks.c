@@ -233,18 +233,21 @@ static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, 
   uint64_t bias = m->bias;
   const reloc_block *blocks = reloc_blocks(plan);
   shm_block *sb = shm_blocks(c) + r.first_block;
+  uint32_t lands = 0; /* under arcs, the landing pads' counters, in block order */
   for (size_t b = 0; b < info->nblocks; b++) {
     uint32_t slot = block_slots ? r.slot + (uint32_t)(info->block_slot + b) : SHM_NONE;
     if (blocks[b].cover == RELOC_COVER_ENTRY) slot = r.slot;
     else if (blocks[b].cover == RELOC_COVER_DOMINATED) slot = SHM_NONE;
+    bool counted_landing = blocks[b].lands && (s->opt.probes & SHM_PROBE_ARCS);
     sb[b] = (shm_block){blocks[b].addr - bias,
                         blocks[b].size,
                         blocks[b].ninsns,
                         slot,
                         (blocks[b].leaks ? SHM_BLOCK_LEAKS : 0) |
-                            (blocks[b].cover == RELOC_COVER_DOMINATED ? SHM_BLOCK_DOMINATED : 0),
+                            (blocks[b].cover == RELOC_COVER_DOMINATED ? SHM_BLOCK_DOMINATED : 0) |
+                            (blocks[b].lands ? SHM_BLOCK_LANDS : 0),
                         blocks[b].idom,
-                        0};
+                        counted_landing ? r.slot + (uint32_t)info->land_slot + lands++ : SHM_NONE};
   }
   const reloc_edge *edges = reloc_edges(plan);
   shm_edge *se = shm_edges(c) + r.first_edge;
@@ -802,7 +805,7 @@ static uint64_t counted_so_far(const shm_counters *c, const shm_function *sf) {
  * its live counters; false without memory. */
 static bool ran_so_far(const shm_counters *c, const shm_function *sf, uint64_t *ec) {
   uint64_t *bc = calloc(sf->nblocks + 1, sizeof *bc);
-  bool ok = bc && shm_flow(c, sf, shm_edges(c) + sf->first_edge, shm_slot_value(c, sf->slot), true, ec, bc) == LP_OK;
+  bool ok = bc && shm_flow(c, sf, shm_edges(c) + sf->first_edge, sf->slot, true, ec, bc) == LP_OK;
   free(bc);
   return ok;
 }

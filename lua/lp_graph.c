@@ -112,12 +112,12 @@ static bool cover(const shm_block *blocks, uint32_t nb, const shm_counters *c, u
 }
 
 /* Counts of the edges (EC) and blocks (BC) of one copy of F solved from its
- * arcs: EDGES its edge records (their slots: its counted edges), ENTRY its
- * entry count; false (with the message in the function's flow_error) when
- * they are not consistent. */
+ * arcs: EDGES its edge records (their slots: its counted edges), COPY_SLOT
+ * its entry counter; false (with the message in the function's flow_error)
+ * when they are not consistent. */
 static bool solve_copy(lp_graph *g, lp_graph_fn *out, const shm_counters *c, const shm_function *f,
-                       const shm_edge *edges, uint64_t entry, uint64_t *ec, uint64_t *bc, bool *failed) {
-  if (shm_flow(c, f, edges, entry, false, ec, bc) == LP_OK) return true;
+                       const shm_edge *edges, uint32_t copy_slot, uint64_t *ec, uint64_t *bc, bool *failed) {
+  if (shm_flow(c, f, edges, copy_slot, false, ec, bc) == LP_OK) return true;
   out->flow_error = add_string(g, lp_error());
   if (out->flow_error == LP_GRAPH_NONE) *failed = true;
   return false;
@@ -129,14 +129,14 @@ static bool solve_copy(lp_graph *g, lp_graph_fn *out, const shm_counters *c, con
 static bool solve(lp_graph *g, lp_graph_fn *out, const shm_counters *c, const shm_function *f, uint64_t *ec,
                   uint64_t *bc, bool *failed) {
   const shm_edge *edges = shm_edges(c) + f->first_edge;
-  if (!solve_copy(g, out, c, f, edges, shm_slot_value(c, f->slot), ec, bc, failed)) return false;
+  if (!solve_copy(g, out, c, f, edges, f->slot, ec, bc, failed)) return false;
   uint32_t r = shm_retree_slot(c, f);
   if (r == SHM_NONE) return true;
   uint32_t nb = f->nblocks, ne = f->nedges;
   uint64_t *ec2 = calloc(ne + 1, sizeof *ec2), *bc2 = calloc(nb + 1, sizeof *bc2);
   bool solved = false;
   if (!ec2 || !bc2) *failed = true;
-  else solved = solve_copy(g, out, c, f, shm_edges(c) + f->retree_edge, shm_slot_value(c, r), ec2, bc2, failed);
+  else solved = solve_copy(g, out, c, f, shm_edges(c) + f->retree_edge, r, ec2, bc2, failed);
   for (uint32_t e = 0; solved && e < ne; e++) ec[e] += ec2[e];
   for (uint32_t b = 0; solved && b < nb; b++) bc[b] += bc2[b];
   free(ec2);
@@ -175,8 +175,11 @@ static bool compute(lp_graph *g, const shm_counters *c, const shm_function *f, l
     failed = !cover(blocks, nb, c, bc);
     have_blocks = true;
   }
-  for (uint32_t b = 0; !failed && b < nb; b++)
-    gb[b] = (lp_graph_block){blocks[b].addr, blocks[b].size, blocks[b].ninsns, have_blocks ? bc[b] : 0};
+  for (uint32_t b = 0; !failed && b < nb; b++) {
+    bool lands = (blocks[b].flags & SHM_BLOCK_LANDS) && blocks[b].land_slot != SHM_NONE;
+    gb[b] = (lp_graph_block){blocks[b].addr, blocks[b].size, blocks[b].ninsns, have_blocks ? bc[b] : 0,
+                             lands ? shm_fn_slot_value(c, f, blocks[b].land_slot) : 0, lands};
+  }
   const shm_edge *second = shm_retree_slot(c, f) != SHM_NONE ? shm_edges(c) + f->retree_edge : NULL;
   for (uint32_t e = 0; !failed && e < ne; e++) {
     bool counted; /* what its own counters say, solved or not */
@@ -256,6 +259,13 @@ static void add_up(lp_graph *g, lp_graph_fn *into, const lp_graph_fn *from) {
   if (into->block_counts && from->block_counts && into->nblocks == from->nblocks)
     for (uint32_t b = 0; b < into->nblocks; b++)
       g->blocks[into->first_block + b].count += g->blocks[from->first_block + b].count;
+  if (into->nblocks == from->nblocks)
+    for (uint32_t b = 0; b < into->nblocks; b++) {
+      lp_graph_block *a = &g->blocks[into->first_block + b];
+      const lp_graph_block *o = &g->blocks[from->first_block + b];
+      a->landings += o->landings;
+      a->lands |= o->lands;
+    }
   if (into->edge_counts && from->edge_counts && into->nedges == from->nedges)
     for (uint32_t e = 0; e < into->nedges; e++)
       g->edges[into->first_edge + e].count += g->edges[from->first_edge + e].count;
@@ -297,13 +307,14 @@ bool lp_graph_merge(lp_graph *g, uint32_t id, const shm_counters *c, const shm_f
  * per function made tables, set with lua_rawset: lua_setfield hashes and
  * compares its key string every time. */
 enum graph_key { K_ADDRESS, K_SIZE, K_INSTRUCTIONS, K_COUNT, K_FROM, K_TO, K_KIND, K_BRANCH, K_TARGET,
-                 K_MEASURED, K_SITE, K_CALLEE, K_KINDS /* then the edge kinds, then "?" */ };
+                 K_MEASURED, K_SITE, K_CALLEE, K_LANDINGS, K_KINDS /* then the edge kinds, then "?" */ };
 #define NKINDS (sizeof edge_kinds / sizeof *edge_kinds)
 
 static void push_keys(lua_State *L) {
   luaL_checkstack(L, K_KINDS + (int)NKINDS + 1 + LUA_MINSTACK, "run table");
   static const char *names[K_KINDS] = {"address", "size",   "instructions", "count",    "from",  "to",
-                                       "kind",    "branch", "target",       "measured", "site", "callee"};
+                                       "kind",    "branch", "target",       "measured", "site", "callee",
+                                       "landings"};
   for (int k = 0; k < K_KINDS; k++) lua_pushstring(L, names[k]);
   for (size_t k = 0; k < NKINDS; k++) lua_pushstring(L, edge_kinds[k]);
   lua_pushliteral(L, "?");
@@ -336,6 +347,7 @@ static void push_blocks(lua_State *L, int keys, const lp_graph *g, const lp_grap
     set_int(L, keys, K_SIZE, gb->size);
     set_int(L, keys, K_INSTRUCTIONS, gb->ninsns);
     if (gf->block_counts) set_int(L, keys, K_COUNT, (lua_Integer)gb->count);
+    if (gb->lands) set_int(L, keys, K_LANDINGS, (lua_Integer)gb->landings);
     lua_rawseti(L, -2, b + 1);
   }
 }

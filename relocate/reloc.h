@@ -108,6 +108,8 @@ typedef struct reloc_block {
   uint32_t ninsns;
   bool leaks;          /* ends in a call and falls through: a virtual edge to
                           EXIT carries the calls that never return (reloc_flow.h) */
+  bool lands;          /* a C++ landing pad: the unwinder enters it, by no edge (under
+                          arcs its own counter measures a virtual edge EXIT->it) */
   uint8_t cover;       /* reloc_cover_kind: how block probes "cover" tell it ran */
   uint32_t idom;       /* with "cover": its immediate dominator (block 0's own
                           index, and that of any block the entry does not reach) */
@@ -176,7 +178,8 @@ typedef struct reloc_info {
   size_t ncounters;          /* counter slots reloc_emit needs (see reloc_probes) */
   size_t block_slot;         /* first slot of each group (meaningful when the */
   size_t edge_slot;          /*   group is asked for): blocks, counted edges, */
-  size_t call_slot;          /*   call sites */
+  size_t call_slot;          /*   call sites, and under arcs */
+  size_t land_slot;          /*   the landing pads' entries (one each, in block order) */
   size_t ncover_probes;      /* blocks with a probe of their own under "cover" */
   size_t nsaved;             /* probes that must save and restore the flags
                                 (adjacent ones share one save) */
@@ -227,11 +230,9 @@ size_t reloc_callees(const reloc_plan *plan, uint64_t *out, size_t max);
 int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig);
 
 /* Where the copy's LSDA sends the landing pad at original address ORIG
- * (offset): the start of its block, its probes first, when it was decoded
- * as a pad (not under arcs); else -1: the pad in the original body.  A pad
- * decoded only as code that other code runs into (under arcs) is not
- * entered in the copy: the unwinder would come into the copy's graph by no
- * edge, and what dominates it there would seem to have run. */
+ * (offset): the start of its block, its probes first (under arcs its
+ * counter of the unwinder's entries), when it was decoded as a pad (one in
+ * the function's own bytes); else -1: the pad in the original body. */
 int64_t reloc_pad_offset(const reloc_plan *plan, uint64_t orig);
 
 /* Where a thread of the original goes on in the copy (offset), or -1: one

@@ -149,6 +149,7 @@ lp_status reloc_build_cfg(reloc_plan *p) {
     if (in->leader) {
       b++;
       p->blocks[b].addr = in->x.addr;
+      p->blocks[b].lands = in->pad;
       p->bdata[b].first = k;
     }
     in->block = (uint32_t)b;

@@ -2,8 +2,7 @@
  *
  * Owns the function-level work and the public entry points: recursive
  * decoding from the entry and from the landing pads of its LSDA that lie in
- * it (worklist; not under arcs, whose flow has no counter for the unwinder's
- * entries) and jump-table resolution (a table whose
+ * it (worklist) and jump-table resolution (a table whose
  * base register is set away from its dispatch, the computed gotos of
  * interpreters, is found in the whole function and checked again once all is
  * decoded; one bounded only by its index's width must be read-only; under
@@ -429,6 +428,7 @@ static void fill_info(const reloc_plan *p, bool leaves, reloc_info *info) {
   info->block_slot = p->block_slot;
   info->edge_slot = p->edge_slot;
   info->call_slot = p->call_slot;
+  info->land_slot = p->land_slot;
   info->nsaved = p->nsaved;
   for (size_t b = 0; p->probes.blocks == RELOC_BLOCKS_COVER && b < p->nblocks; b++)
     info->ncover_probes += p->blocks[b].cover == RELOC_COVER_PROBE;
@@ -476,11 +476,10 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
     return lp_fail("no code bytes at entry 0x%" PRIx64, fn->entry);
 
   /* the landing pads in the function are decoded too, so that a catch runs
-   * in the copy; not under arcs: each pad would need a counter of its own for
-   * the flow (the unwinder's entries), which the counters do not have */
+   * in the copy (under arcs each gets a counter: the unwinder's entries) */
   uint64_t *pads = NULL;
   size_t npads = 0;
-  if (fn->cfi && !(probes && probes->arcs) && reloc_lsda_pads(fn->cfi, fn->lo, fn->hi, &pads, &npads) != LP_OK)
+  if (fn->cfi && reloc_lsda_pads(fn->cfi, fn->lo, fn->hi, &pads, &npads) != LP_OK)
     npads = 0; /* the copy's LSDA says why, at emission */
 
   /* decoding, again without the tables arcs cannot count through */

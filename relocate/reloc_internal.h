@@ -47,6 +47,7 @@ typedef struct reloc_bdata {
   size_t first, count;    /* positions in the layout order p->order */
   size_t first_edge, nout;/* its out-edges: edges[first_edge .. +nout) */
   size_t npreds, pred;    /* how many edges come in; the last of them */
+  uint32_t land;          /* a landing pad under arcs: its counter, land_slot + land */
   uint8_t live_in;        /* flags live at its start */
   uint8_t live_last;      /* flags live before its last instruction */
 } reloc_bdata;
@@ -80,7 +81,7 @@ struct reloc_plan {
   size_t nedges, ncounted;
   reloc_call *calls;   /* by address */
   size_t ncalls;
-  size_t block_slot, edge_slot, call_slot, ncounters;
+  size_t block_slot, edge_slot, call_slot, land_slot, ncounters;
 
   size_t copy_size, nsaved;
   uint8_t *shorts;     /* the label branches written rel8 (x64_writer_relax) */

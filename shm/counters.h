@@ -27,7 +27,7 @@
 #include "lp_status.h"
 
 #define SHM_MAGIC "LZPROBE\x01"
-#define SHM_VERSION 5u
+#define SHM_VERSION 6u
 #define SHM_NONE UINT32_MAX /* no slot, no table entry */
 
 enum shm_end { SHM_RUNNING = 0, SHM_EXITED = 1, SHM_KILLED = 2, SHM_EXECED = 3, SHM_DETACHED = 4 };
@@ -113,6 +113,7 @@ enum shm_block_flag {
                                     edge to EXIT is on the spanning tree (reloc_block.leaks) */
   SHM_BLOCK_DOMINATED = 1u << 1, /* block probes "cover" and no probe of its own: it ran
                                     when a block it dominates ran (relocate/reloc_cover.c) */
+  SHM_BLOCK_LANDS = 1u << 2,     /* a landing pad: the unwinder enters it, from no edge */
 };
 
 typedef struct shm_block {
@@ -123,7 +124,8 @@ typedef struct shm_block {
   uint32_t flags;     /* enum shm_block_flag */
   uint32_t idom;      /* under "cover": its immediate dominator (its own index for
                          block 0 and the blocks the entry does not reach) */
-  uint32_t reserved;
+  uint32_t land_slot; /* SHM_BLOCK_LANDS under arcs: the count of the unwinder's entries
+                         (a virtual edge EXIT->block in the flow); else SHM_NONE */
 } shm_block;
 
 typedef struct shm_edge {
@@ -248,10 +250,11 @@ static inline uint64_t shm_fn_slot_value(const shm_counters *c, const shm_functi
 
 /* Edge (EC, F's nedges) and block (BC, its nblocks) counts of one copy of F
  * from EDGES (the first copy's edge records, or the second's: their slots
- * are its counted edges) and ENTRY, its entry count, by flow conservation
- * (relocate/reloc_flow.h): exact, failing when the counts are not
- * consistent, or with ESTIMATE from counters that move. */
-lp_status shm_flow(const shm_counters *c, const shm_function *f, const shm_edge *edges, uint64_t entry,
+ * are its counted edges) and COPY_SLOT, its entry counter (F's slot, or its
+ * retree_slot: its landing pads' counters lie as far from F's), by flow
+ * conservation (relocate/reloc_flow.h): exact, failing when the counts are
+ * not consistent, or with ESTIMATE from counters that move. */
+lp_status shm_flow(const shm_counters *c, const shm_function *f, const shm_edge *edges, uint32_t copy_slot,
                    bool estimate, uint64_t *ec, uint64_t *bc);
 
 /* Reserves N slots and the table entries for a function's graph; fails when

@@ -837,43 +837,50 @@ def test_cxx_gcov(ctx):
     return rt.gcov_compare(ctx, name, os.path.join(REAL, 'cxx_throw.cpp'), None, plain, covbin)
 
 
-def test_cxx_arcs(ctx):
-    """cxx/exceptions/O0/arcs: tests/real/cxx_throw.cpp (-O0) under arcs,
-    whose copies leave the landing pads in the original body: flow is
-    conserved at every block, guarded_fail's included (its pad comes right
-    after a call of a [[noreturn]] function, so it is decoded as code that
-    the call runs into: entered there by the unwinder it would have come
-    into the copy's graph by no edge), and the entry counts are the counts
-    known by construction."""
-    name = 'cxx/exceptions/O0/arcs'
-    binary, err = build(ctx, 'cxx_throw.O0nopie', ['cxx_throw.cpp'], ['-O0', '-g', '-no-pie', '-Wall'], cc='g++')
-    if err:
-        return [(name, [err])]
+def cxx_arcs_problems(ctx, name, binary, counts):
+    """cxx/exceptions/O0/arcs: tests/real/cxx_throw.cpp under arcs: flow
+    conserved at every block with the unwinder's entries into the landing
+    pads (`landings`, counted there; guarded_fail's pad comes right after a
+    call of a [[noreturn]] function, where the decoder also runs into it),
+    each block's count from the flow equal to callgrind's count of its first
+    instruction (what follows a catch runs in the copy), and the entry
+    counts known by construction."""
     outdir = os.path.join(ctx.scratch(name), 'out')
     cmd = [ctx.lp, 'run', '-c', rt.DUMP_ARCS, '-o', outdir, '--', binary]
     probs = same_as_native(rt.run_proc([binary]), rt.run_proc(cmd, timeout=RUN_TIMEOUT))
     try:
         funcs = rt.exe_functions(rt.load_dump(outdir), binary)
     except (OSError, ValueError) as e:
-        return [(name, probs + ['dump.json: %s' % e + repro(cmd)])]
+        return probs + ['dump.json: %s' % e + repro(cmd)]
     probs += rt.flow_problems(funcs, 'run')
     got = {f['name']: f.get('count') for f in funcs}
     for fn, n in CXX_EXPECT.items():
         if got.get(fn) != n:
             probs.append('%s: count %s, want %d' % (fn, got.get(fn), n))
+    landed = 0
+    for f in funcs:
+        if f.get('state') not in ('relocated', 'trapped'):
+            continue
+        for i, b in enumerate(f.get('blocks') or [], 1):
+            landed += b.get('landings', 0)
+            if 'count' in b and b['count'] != counts.get(b['address'], 0):
+                probs.append('%s block %d at 0x%x: count %d, callgrind %d' %
+                             (f['name'], i, b['address'], b['count'], counts.get(b['address'], 0)))
+    if landed < 20 + 20 + 20 + 20 + 5 + 5:  # level0's catch, the guards of level1..3, local_catch's, guarded_fail's
+        probs.append('the landing pads counted %d entries of the unwinder' % landed)
     if probs:
         probs[0] += repro(cmd)
-    return [(name, probs[:8])]
+    return probs
 
 
 def test_cxx_blocks(ctx):
-    """cxx/exceptions/O0/blocks and /cover: run_tests.test_blocks on
+    """cxx/exceptions/O0/blocks, /cover and /arcs: run_tests.test_blocks on
     tests/real/cxx_throw.cpp (-O0, non-PIE): every block's count equals
     callgrind's count of its first instruction, landing pads' blocks (their
     probe runs first: the copy's LSDA sends the unwinder to the block's
     start) and the code after a catch included, and nothing ran in a
-    relocated function outside its blocks."""
-    names = ['cxx/exceptions/O0/' + kind for kind in ('blocks', 'cover')]
+    relocated function outside its blocks; and cxx_arcs_problems."""
+    names = ['cxx/exceptions/O0/' + kind for kind in ('blocks', 'cover', 'arcs')]
     if not shutil.which('valgrind'):
         return [(n, ['valgrind not installed']) for n in names]
     binary, err = build(ctx, 'cxx_throw.O0nopie', ['cxx_throw.cpp'], ['-O0', '-g', '-no-pie', '-Wall'], cc='g++')
@@ -886,7 +893,8 @@ def test_cxx_blocks(ctx):
     nst, nout, _, _ = rt.run_proc([binary])
     prog = collections.namedtuple('prog', 'name stdin expect')('cxx_throw', None, list(CXX_EXPECT.items()))
     return [(name, rt.block_problems(ctx, prog, binary, counts, (nst, nout), collector, kind, name))
-            for name, collector, kind in zip(names, (rt.DUMP_BLOCKS, rt.DUMP_BLOCKS_COVER), ('count', 'cover'))]
+            for name, collector, kind in zip(names, (rt.DUMP_BLOCKS, rt.DUMP_BLOCKS_COVER), ('count', 'cover'))] + \
+        [(names[2], cxx_arcs_problems(ctx, names[2], binary, counts)[:8])]
 
 
 def backtrace_lines(out):
@@ -1970,7 +1978,6 @@ def jobs(ctx):
         j.append(('unwind/backtrace/' + o, lambda o=o: test_backtrace(ctx, o)))
     j.append(('cxx/exceptions/O0/gcov', lambda: test_cxx_gcov(ctx)))
     j.append(('cxx/exceptions/O0/blocks', lambda: test_cxx_blocks(ctx)))
-    j.append(('cxx/exceptions/O0/arcs', lambda: test_cxx_arcs(ctx)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))
     for t in (1, 2):
         j.append(('arcs/retree/%dthreads' % t, lambda t=t: test_retree(ctx, t)))
