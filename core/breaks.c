@@ -27,7 +27,8 @@
  * coverage alone, a hot function whose coverage stopped growing goes back to
  * its original code, with one-shot int3s on the blocks not run yet ("going
  * home" below).  Plans outlive their process image: the next image of the
- * same module file rebases them ("plans kept" below). */
+ * same module file rebases them ("plans kept" below).  gcc's two parts of a
+ * function jump into each other's copies ("a function's other part"). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,130 @@ typedef struct link_ctx {
   process *p;
 } link_ctx;
 
+/* {=== a function's other part ===
+ *
+ * gcc moves the unlikely code of a function into a part of its own,
+ * NAME.cold (core_function.part): the hot part jumps into it, anywhere, and
+ * it jumps back into the hot part, anywhere (after a catch, say).  Each
+ * part's copy is planned with the places the other jumps to as side entries
+ * (decoded, entered by no edge of its graph, as landing pads are:
+ * reloc_function_desc.entered), and a copy's jump to one of them goes to
+ * that place in the other part's first copy.  When the other part has no
+ * copy yet (the cold part is copied first, as a callee of the hot one), the
+ * jump goes through a 5-byte jmp of its own in the arena (a side_jump),
+ * which goes to the original code until that part's first copy is made,
+ * then to the place in it (an int3 first: a thread that meets it goes on
+ * there, breaks_on_trap). */
+
+#define MAX_SIDE_ENTRIES 4096
+
+static int by_link(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static reloc_function_desc function_desc(const pmodule *m, const core_function *fn, reloc_cfi *cfi);
+
+/* The side entries of function I of M (where its other part jumps into it),
+ * found once per module file; NULL without memory. */
+static const side_entries *sides_of(const pmodule *m, long i) {
+  module_file *file = m->file;
+  const core_module *mod = file->module;
+  if (!file->sides && !(file->sides = calloc(mod->nfunctions, sizeof *file->sides))) return NULL;
+  side_entries *se = &file->sides[i];
+  if (se->scanned) return se;
+  const core_function *fn = &mod->functions[i];
+  se->scanned = true;
+  if (fn->part == CORE_NO_PART) return se;
+  const core_function *other = &mod->functions[fn->part];
+  reloc_cfi cfi;
+  reloc_function_desc code = function_desc(m, other, &cfi);
+  uint64_t at[MAX_SIDE_ENTRIES];
+  size_t n = reloc_jumps_into(&code, code.lo, code.hi, fn->addr + m->bias + 1, fn->addr + m->bias + fn->size, at,
+                              MAX_SIDE_ENTRIES);
+  if (n > MAX_SIDE_ENTRIES) n = MAX_SIDE_ENTRIES;
+  if (!n) return se;
+  se->at = malloc(n * sizeof *se->at);
+  se->off = malloc(n * sizeof *se->off);
+  if (!se->at || !se->off) {
+    free(se->at);
+    free(se->off);
+    *se = (side_entries){true, 0, NULL, NULL};
+    return se;
+  }
+  for (size_t k = 0; k < n; k++) {
+    se->at[k] = at[k] - m->bias;
+    se->off[k] = -1;
+  }
+  qsort(se->at, n, sizeof *se->at, by_link);
+  se->n = (uint32_t)n;
+  return se;
+}
+
+/* The side entry of SE at link-time address LINK, or -1. */
+static long side_index(const side_entries *se, uint64_t link) {
+  size_t lo = 0, hi = se ? se->n : 0;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (se->at[mid] < link) lo = mid + 1;
+    else hi = mid;
+  }
+  return se && lo < se->n && se->at[lo] == link ? (long)lo : -1;
+}
+
+/* Where a copy's jump to TARGET, a side entry of a function of M, goes: the
+ * place in that function's first copy, or the side_jump waiting for it; 0
+ * when TARGET is none (or nothing is ready: the original). */
+static uint64_t side_entry(const process *p, const pmodule *m, uint64_t target) {
+  const core_module *mod = m->file->module;
+  const core_function *fn = core_module_function_at(mod, target - m->bias);
+  if (!fn || fn->part == CORE_NO_PART) return 0;
+  long g = (long)(fn - mod->functions);
+  const side_entries *se = sides_of(m, g);
+  long k = side_index(se, target - m->bias);
+  if (k < 0) return 0;
+  const fn_state *f = &m->fns[g];
+  uint64_t first = f->first_copy ? f->first_copy : f->copy;
+  if (first && se->off[k] >= 0) return first + (uint64_t)se->off[k];
+  uint32_t mi = (uint32_t)(m - p->mods);
+  for (size_t j = 0; j < p->nside_jumps; j++)
+    if (p->side_jumps[j].module == mi && p->side_jumps[j].function == (uint32_t)g && p->side_jumps[j].target == target)
+      return p->side_jumps[j].at;
+  return 0;
+}
+
+/* Side entries of M's other functions that PLAN's copy jumps to and that
+ * have no copy yet: a side_jump for each (to the original until then). */
+static lp_status prepare_side_jumps(process *p, pmodule *m, const reloc_plan *plan, size_t nedges) {
+  const reloc_edge *edges = reloc_edges(plan);
+  for (size_t e = 0; e < nedges; e++) {
+    uint64_t t = edges[e].target;
+    long j;
+    if (edges[e].to != RELOC_EXIT || !t || process_module_at(p, t, &j) != m || j >= 0 || side_entry(p, m, t))
+      continue;
+    const core_function *fn = core_module_function_at(m->file->module, t - m->bias);
+    long g = fn ? (long)(fn - m->file->module->functions) : -1;
+    if (g < 0 || side_index(sides_of(m, g), t - m->bias) < 0) continue;
+    if (p->nside_jumps == p->capside_jumps) {
+      size_t cap = p->capside_jumps ? 2 * p->capside_jumps : 16;
+      side_jump *grown = realloc(p->side_jumps, cap * sizeof *grown);
+      if (!grown) return lp_fail("out of memory");
+      p->side_jumps = grown;
+      p->capside_jumps = cap;
+    }
+    uint64_t at;
+    LP_CHECK(shm_arena_alloc(&m->arena, JMP_REL32_SIZE, 8, &at));
+    uint8_t jmp[JMP_REL32_SIZE] = {JMP_REL32};
+    int32_t rel = (int32_t)(t - (at + JMP_REL32_SIZE));
+    memcpy(jmp + 1, &rel, sizeof rel);
+    LP_CHECK(core_mem_write(&p->target, at, jmp, sizeof jmp));
+    p->side_jumps[p->nside_jumps++] = (side_jump){(uint32_t)(m - p->mods), (uint32_t)g, t, at};
+  }
+  return LP_OK;
+}
+
+/* }=== */
+
 /* TARGET, where a new copy branches, is no entry of M.  If it lies in the
  * first bytes of one (gcc's hot part jumping into its FUNC.cold part past
  * the part's start), that entry must never hold a jmp: one already patched,
@@ -176,7 +301,11 @@ static uint64_t copy_of(void *ctx, uint64_t target) {
   const link_ctx *l = ctx;
   long j;
   pmodule *m = process_module_at(l->p, target, &j);
-  if (m && j < 0) keep_entry_break(l->p, m, target);
+  if (m && j < 0) {
+    keep_entry_break(l->p, m, target);
+    uint64_t side = side_entry(l->p, m, target); /* into the function's other part */
+    if (side) return side;
+  }
   return m && j >= 0 && m->fns[j].copy && !m->fns[j].home ? m->fns[j].copy : target;
 }
 
@@ -233,21 +362,21 @@ static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, 
   uint64_t bias = m->bias;
   const reloc_block *blocks = reloc_blocks(plan);
   shm_block *sb = shm_blocks(c) + r.first_block;
-  uint32_t lands = 0; /* under arcs, the landing pads' counters, in block order */
+  uint32_t sides = 0; /* under arcs, the landing pads' counters, in block order */
   for (size_t b = 0; b < info->nblocks; b++) {
     uint32_t slot = block_slots ? r.slot + (uint32_t)(info->block_slot + b) : SHM_NONE;
     if (blocks[b].cover == RELOC_COVER_ENTRY) slot = r.slot;
     else if (blocks[b].cover == RELOC_COVER_DOMINATED) slot = SHM_NONE;
-    bool counted_landing = blocks[b].lands && (s->opt.probes & SHM_PROBE_ARCS);
+    bool counted_side = blocks[b].entered && (s->opt.probes & SHM_PROBE_ARCS);
     sb[b] = (shm_block){blocks[b].addr - bias,
                         blocks[b].size,
                         blocks[b].ninsns,
                         slot,
                         (blocks[b].leaks ? SHM_BLOCK_LEAKS : 0) |
                             (blocks[b].cover == RELOC_COVER_DOMINATED ? SHM_BLOCK_DOMINATED : 0) |
-                            (blocks[b].lands ? SHM_BLOCK_LANDS : 0),
+                            (blocks[b].entered ? SHM_BLOCK_ENTERED : 0),
                         blocks[b].idom,
-                        counted_landing ? r.slot + (uint32_t)info->land_slot + lands++ : SHM_NONE};
+                        counted_side ? r.slot + (uint32_t)info->side_slot + sides++ : SHM_NONE};
   }
   const reloc_edge *edges = reloc_edges(plan);
   shm_edge *se = shm_edges(c) + r.first_edge;
@@ -522,6 +651,57 @@ static reloc_function_desc function_desc(const pmodule *m, const core_function *
   };
 }
 
+/* FN's description (function_desc) with its side entries (sides_of), into
+ * *ENTERED (run-time; the caller frees it). */
+static reloc_function_desc desc_with_sides(const pmodule *m, const core_function *fn, reloc_cfi *cfi,
+                                           uint64_t **entered) {
+  reloc_function_desc desc = function_desc(m, fn, cfi);
+  const side_entries *se = sides_of(m, (long)(fn - m->file->module->functions));
+  *entered = se && se->n ? malloc(se->n * sizeof **entered) : NULL;
+  if (*entered) {
+    for (uint32_t k = 0; k < se->n; k++) (*entered)[k] = se->at[k] + m->bias;
+    desc.entered = *entered;
+    desc.nentered = se->n;
+  }
+  return desc;
+}
+
+/* Where the side entries of function I of M landed in its first copy, made
+ * from PLAN (the same in every process image: planned alike). */
+static void side_offsets(pmodule *m, long i, const reloc_plan *plan) {
+  side_entries *se = m->file->sides ? &m->file->sides[i] : NULL;
+  for (uint32_t k = 0; se && k < se->n; k++)
+    if (se->off[k] < 0) se->off[k] = reloc_side_entry_offset(plan, se->at[k] + m->bias);
+}
+
+/* The side_jumps waiting for function I of M pointed into its first copy,
+ * written at COPY. */
+static lp_status point_side_jumps(process *p, pmodule *m, long i, uint64_t copy) {
+  const side_entries *se = m->file->sides ? &m->file->sides[i] : NULL;
+  uint32_t mi = (uint32_t)(m - p->mods);
+  for (size_t j = 0; se && se->n && j < p->nside_jumps; j++) {
+    side_jump *sj = &p->side_jumps[j];
+    long k = sj->module == mi && sj->function == (uint32_t)i ? side_index(se, sj->target - m->bias) : -1;
+    if (k < 0 || se->off[k] < 0) continue;
+    uint64_t to = copy + (uint64_t)se->off[k];
+    uint8_t jmp[JMP_REL32_SIZE] = {JMP_REL32};
+    int32_t rel = (int32_t)(to - (sj->at + JMP_REL32_SIZE));
+    memcpy(jmp + 1, &rel, sizeof rel);
+    sj->target = to;           /* where a thread that meets its int3 goes */
+    sj->function = UINT32_MAX; /* done */
+    LP_CHECK(write_under_int3(p, sj->at, jmp, sizeof jmp, false));
+  }
+  return LP_OK;
+}
+
+/* Where a thread that met the int3 of a side_jump being pointed at its
+ * function's copy goes (0: AT is none). */
+static uint64_t side_jump_to(const process *p, uint64_t at) {
+  for (size_t j = 0; j < p->nside_jumps; j++)
+    if (p->side_jumps[j].at == at && p->side_jumps[j].function == UINT32_MAX) return p->side_jumps[j].target;
+  return 0;
+}
+
 /* Why the entry of function I of M (CFI: its call frame information, if
  * any) may not become a jmp: its bytes 1..4 are not its own or something may
  * branch into them (a part of another function's frame is entered by jumps,
@@ -586,14 +766,16 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
   const core_function *fn = &m->file->module->functions[i];
   uint64_t entry = fn->addr + m->bias;
   reloc_cfi cfi;
-  reloc_function_desc desc = function_desc(m, fn, &cfi);
+  uint64_t *entered;
+  reloc_function_desc desc = desc_with_sides(m, fn, &cfi, &entered);
   bool has_cfi = desc.cfi != NULL;
   link_ctx links = {p};
   reloc_probes probes = probes_for(s, &links);
   reloc_plan *plan;
   reloc_info info;
-  if (!take_plan(s, m, i, &plan, &info) && reloc_plan_function(&desc, &probes, &plan, &info) != LP_OK)
-    return leave_native(s, p, m, i, lp_error());
+  bool planned = take_plan(s, m, i, &plan, &info) || reloc_plan_function(&desc, &probes, &plan, &info) == LP_OK;
+  free(entered);
+  if (!planned) return leave_native(s, p, m, i, lp_error());
 
   if (depth > 0) {
     uint64_t callees[MAX_EAGER];
@@ -619,11 +801,13 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
   }
   size_t size;
   const shm_function *sf = &shm_functions(&p->counters)[m->first + i];
-  if (emit_copy(p, m, i, plan, has_cfi ? &cfi : NULL, sf->slot, &dest, &copy, &size) != LP_OK) {
+  if (prepare_side_jumps(p, m, plan, info.nedges) != LP_OK ||
+      emit_copy(p, m, i, plan, has_cfi ? &cfi : NULL, sf->slot, &dest, &copy, &size) != LP_OK) {
     free(copy);
     reloc_plan_free(plan);
     return leave_native(s, p, m, i, lp_error());
   }
+  side_offsets(m, i, plan);
   lp_status st = remember_cover_probes(s, p, m, i, plan, info.nblocks, dest, true);
   for (size_t k = 0; k < nresume; k++) {
     int64_t off = reloc_resume_offset(plan, resume[k].orig, resume[k].after_call);
@@ -633,6 +817,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
   if (st == LP_OK) st = core_mem_write(&p->target, dest, copy, size);
   free(copy);
   LP_CHECK(st);
+  LP_CHECK(point_side_jumps(p, m, i, dest));
 
   const char *keep_break = jump_refused(m, i, has_cfi ? &cfi : NULL);
   if (!keep_break && info.leaves_to_original && info.min_inner_target < JMP_REL32_SIZE)
@@ -765,10 +950,12 @@ static bool plan_second(process *p, pmodule *m, long i, const reloc_probes *prob
   const core_function *fn = &m->file->module->functions[i];
   const shm_function *sf = &shm_functions(&p->counters)[m->first + i];
   reloc_cfi cfi;
-  reloc_function_desc desc = function_desc(m, fn, &cfi);
+  uint64_t *entered;
+  reloc_function_desc desc = desc_with_sides(m, fn, &cfi, &entered);
   *plan = NULL;
-  if (reloc_plan_function(&desc, probes, plan, info) != LP_OK) return false;
-  return same_graph(*plan, info, &p->counters, sf, m->bias);
+  bool planned = reloc_plan_function(&desc, probes, plan, info) == LP_OK;
+  free(entered);
+  return planned && same_graph(*plan, info, &p->counters, sf, m->bias);
 }
 
 /* Emits PLAN of function I of M as a second copy (emit_copy), its slots from
@@ -1222,6 +1409,7 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
   long i;
   pmodule *m = process_module_at(p, at, &i);
   uint64_t top = !m || i < 0 ? repointed_top(p, at) : 0;
+  if (!top && !m) top = side_jump_to(p, at);
   if (top) { /* met the int3 at the top of a copy being pointed elsewhere */
     *ours = true;
     regs.rip = top;

@@ -1,8 +1,9 @@
 /* module.c — opening an ELF module (validation, executable segments) and
  * discovering its functions: .symtab and .dynsym function symbols merged with
  * the .eh_frame FDEs (eh_frame.c), PLT stubs and non-code left out, one entry
- * per address with a size and the room up to the next function; and the
- * GOT slots of its PLT stubs (.rela.plt JUMP_SLOTs) by symbol name. */
+ * per address with a size and the room up to the next function, a cold part
+ * (gcc's NAME.cold) and its hot part linked; and the GOT slots of its PLT
+ * stubs (.rela.plt JUMP_SLOTs) by symbol name. */
 #include "module.h"
 
 #include <errno.h>
@@ -296,6 +297,60 @@ static bool candidate_before(const candidate *x, const candidate *y) {
 }
 LP_MERGE_SORT(sort_candidates, candidate, candidate_before)
 
+static const core_function *by_name_of; /* the sort's comparison has no context argument */
+
+static bool name_before(const uint32_t *a, const uint32_t *b) {
+  return strcmp(by_name_of[*a].name, by_name_of[*b].name) < 0;
+}
+LP_MERGE_SORT(sort_by_name, uint32_t, name_before)
+
+/* The length of NAME without gcc's ".cold" (or ".cold.N") suffix of a cold
+ * part, or 0 when it has none. */
+static size_t cold_part_of(const char *name) {
+  const char *cold = strstr(name, ".cold");
+  if (!cold || cold == name || (cold[5] && (cold[5] != '.' || !cold[6]))) return 0;
+  for (const char *d = cold + 6; cold[5] && *d; d++)
+    if (*d < '0' || *d > '9') return 0;
+  return (size_t)(cold - name);
+}
+
+/* Links each cold part NAME.cold and NAME, its hot part, as each other's
+ * part (gcc's -freorder-blocks-and-partition); a name found twice links
+ * nothing. */
+static lp_status link_parts(core_module *m) {
+  size_t n = m->nfunctions, ncold = 0;
+  for (size_t i = 0; i < n; i++) {
+    m->functions[i].part = CORE_NO_PART;
+    ncold += cold_part_of(m->functions[i].name) != 0;
+  }
+  if (!ncold) return LP_OK;
+  uint32_t *order = malloc(2 * n * sizeof *order);
+  if (!order) return lp_fail("out of memory");
+  for (size_t i = 0; i < n; i++) order[i] = (uint32_t)i;
+  by_name_of = m->functions;
+  sort_by_name(order, order + n, n);
+  for (size_t i = 0; i < n; i++) {
+    core_function *cold = &m->functions[i];
+    size_t len = cold_part_of(cold->name);
+    if (!len) continue;
+    size_t lo = 0, hi = n; /* the first name that does not sort below NAME (its hot part) */
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (strncmp(m->functions[order[mid]].name, cold->name, len) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    const char *hot = lo < n ? m->functions[order[lo]].name : "";
+    bool one = lo < n && !strncmp(hot, cold->name, len) && !hot[len] &&
+               !(lo + 1 < n && !strcmp(m->functions[order[lo + 1]].name, hot));
+    if (one && m->functions[order[lo]].part == CORE_NO_PART) {
+      m->functions[order[lo]].part = (uint32_t)i;
+      cold->part = order[lo];
+    }
+  }
+  free(order);
+  return LP_OK;
+}
+
 /* Merges the sorted candidates into m->functions with sizes, rooms and names. */
 static lp_status build_functions(core_module *m, candidates *c, const code_range *ranges,
                                  size_t nranges) {
@@ -366,7 +421,7 @@ static lp_status build_functions(core_module *m, candidates *c, const code_range
     in->max_end[i] = i && in->max_end[i - 1] > end ? in->max_end[i - 1] : end;
   }
   free(best);
-  return LP_OK;
+  return link_parts(m);
 }
 /* }=== */
 

@@ -32,7 +32,12 @@ typedef struct core_function {
   const char *name; /* symbol name, or "fn_<hex addr>" when none; owned by the module */
   unsigned sources; /* enum core_function_source bits */
   unsigned binding; /* enum core_binding of the symbol that names it (NONE: no symbol) */
+  uint32_t part;    /* the index of its other part, gcc's NAME.cold for NAME and NAME for
+                       it (the hot part jumps into the cold one, which jumps back), or
+                       CORE_NO_PART */
 } core_function;
+
+#define CORE_NO_PART UINT32_MAX
 
 /* A PLT stub's GOT slot (an R_X86_64_JUMP_SLOT relocation): only the stub
  * jumps through it, so it may point anywhere the symbol's code is. */

@@ -587,9 +587,14 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   p->redirects = malloc((parent->nredirects + 1) * sizeof *p->redirects);
   p->homes = malloc((parent->nhomes + 1) * sizeof *p->homes); /* its memory has the same int3s */
   p->caphomes = parent->nhomes + 1;
+  p->side_jumps = malloc((parent->nside_jumps + 1) * sizeof *p->side_jumps); /* and the same jmps */
+  p->capside_jumps = parent->nside_jumps + 1;
   p->capredirects = parent->nredirects + 1;
   p->nmods = 0;
-  lp_status st = p->mods && p->pending && p->removed && p->redirects && p->homes ? LP_OK : lp_fail("out of memory");
+  lp_status st = p->mods && p->pending && p->removed && p->redirects && p->homes && p->side_jumps
+                     ? LP_OK
+                     : lp_fail("out of memory");
+  if (p->side_jumps) memcpy(p->side_jumps, parent->side_jumps, parent->nside_jumps * sizeof *p->side_jumps);
   if (p->redirects) memcpy(p->redirects, parent->redirects, parent->nredirects * sizeof *p->redirects);
   if (p->homes) memcpy(p->homes, parent->homes, parent->nhomes * sizeof *p->homes);
   for (size_t k = 0; st == LP_OK && k < parent->nmods; k++) {
@@ -661,6 +666,7 @@ void process_free(process *p) {
   free(p->removed);
   free(p->redirects);
   free(p->homes);
+  free(p->side_jumps);
   core_gdbjit_free(&p->gdbjit);
   free(p);
 }

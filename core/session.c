@@ -685,6 +685,11 @@ void core_session_free(core_session *s) {
     s->files = f->next;
     for (size_t i = 0; f->plans && i < f->module->nfunctions; i++) reloc_plan_free(f->plans[i].plan);
     free(f->plans);
+    for (size_t i = 0; f->sides && i < f->module->nfunctions; i++) {
+      free(f->sides[i].at);
+      free(f->sides[i].off);
+    }
+    free(f->sides);
     core_image_free(&f->image);
     core_module_close(f->module);
     free(f->path);

@@ -63,6 +63,26 @@ typedef struct cached_plan {
   uint64_t bias;          /* the one it was last emitted for */
 } cached_plan;
 
+/* Where a function's other part (core_function.part) jumps into it
+ * (breaks.c, "a function's other part"): link-time addresses, sorted, and
+ * where each landed in its first copy (offsets from its start, -1 until the
+ * first copy of a process image was made: the same for every image). */
+typedef struct side_entries {
+  bool scanned;
+  uint32_t n;
+  uint64_t *at;
+  int64_t *off;
+} side_entries;
+
+/* A jump of a copy to a side entry of a function that has no copy yet: the
+ * 5-byte jmp it goes through, at AT, until that function's first copy. */
+typedef struct side_jump {
+  uint32_t module;        /* in the process's mods */
+  uint32_t function;
+  uint64_t target;        /* run-time */
+  uint64_t at;
+} side_jump;
+
 /* A module file, opened once per session and shared by every process that
  * maps it. */
 typedef struct module_file {
@@ -75,6 +95,7 @@ typedef struct module_file {
   core_image image;
   unsigned images;        /* process images that instrumented it (not fork children) */
   cached_plan *plans;     /* per function, from its second image on (NULL: none yet) */
+  side_entries *sides;    /* per function, once looked at (NULL: none yet) */
   struct module_file *next;
 } module_file;
 
@@ -160,6 +181,8 @@ typedef struct process {
   bool second_ended;      /* a pass could not write its memory: it is ending */
   plt_redirect *redirects; /* undone at detach */
   size_t nredirects, capredirects;
+  side_jump *side_jumps;  /* waiting for their function's first copy */
+  size_t nside_jumps, capside_jumps;
   core_gdbjit gdbjit;     /* GDB's view of the copies (descriptor 0: none) */
   const module_file *libc; /* libc.so.6 when it is not instrumented (its dlopen usable) */
   uint64_t libc_bias;

@@ -17,7 +17,7 @@
 
 enum { MAX_FIELDS = 8 };
 
-static const char *block_fields[] = {"address", "size", "instructions", "count", "landings", NULL};
+static const char *block_fields[] = {"address", "size", "instructions", "count", "side_entries", NULL};
 static const char *edge_fields[] = {"from", "to", "kind", "branch", "target", "count", "measured", NULL};
 static const char *call_fields[] = {"site", "target", "callee", "count", NULL};
 
@@ -75,7 +75,7 @@ static void blocks_from_graph(lua_State *L, int out, const lp_graph *g, const lp
     put_int(L, c, 1, i, gb->size);
     put_int(L, c, 2, i, gb->ninsns);
     put_known(L, c, 3, i, gf->block_counts, (lua_Integer)gb->count);
-    put_known(L, c, 4, i, gb->lands, (lua_Integer)gb->landings);
+    put_known(L, c, 4, i, gb->side, (lua_Integer)gb->side_entries);
   }
   set_columns(L, out, "blocks", block_fields, c);
 }

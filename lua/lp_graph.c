@@ -176,9 +176,9 @@ static bool compute(lp_graph *g, const shm_counters *c, const shm_function *f, l
     have_blocks = true;
   }
   for (uint32_t b = 0; !failed && b < nb; b++) {
-    bool lands = (blocks[b].flags & SHM_BLOCK_LANDS) && blocks[b].land_slot != SHM_NONE;
+    bool side = (blocks[b].flags & SHM_BLOCK_ENTERED) && blocks[b].side_slot != SHM_NONE;
     gb[b] = (lp_graph_block){blocks[b].addr, blocks[b].size, blocks[b].ninsns, have_blocks ? bc[b] : 0,
-                             lands ? shm_fn_slot_value(c, f, blocks[b].land_slot) : 0, lands};
+                             side ? shm_fn_slot_value(c, f, blocks[b].side_slot) : 0, side};
   }
   const shm_edge *second = shm_retree_slot(c, f) != SHM_NONE ? shm_edges(c) + f->retree_edge : NULL;
   for (uint32_t e = 0; !failed && e < ne; e++) {
@@ -263,8 +263,8 @@ static void add_up(lp_graph *g, lp_graph_fn *into, const lp_graph_fn *from) {
     for (uint32_t b = 0; b < into->nblocks; b++) {
       lp_graph_block *a = &g->blocks[into->first_block + b];
       const lp_graph_block *o = &g->blocks[from->first_block + b];
-      a->landings += o->landings;
-      a->lands |= o->lands;
+      a->side_entries += o->side_entries;
+      a->side |= o->side;
     }
   if (into->edge_counts && from->edge_counts && into->nedges == from->nedges)
     for (uint32_t e = 0; e < into->nedges; e++)
@@ -307,14 +307,14 @@ bool lp_graph_merge(lp_graph *g, uint32_t id, const shm_counters *c, const shm_f
  * per function made tables, set with lua_rawset: lua_setfield hashes and
  * compares its key string every time. */
 enum graph_key { K_ADDRESS, K_SIZE, K_INSTRUCTIONS, K_COUNT, K_FROM, K_TO, K_KIND, K_BRANCH, K_TARGET,
-                 K_MEASURED, K_SITE, K_CALLEE, K_LANDINGS, K_KINDS /* then the edge kinds, then "?" */ };
+                 K_MEASURED, K_SITE, K_CALLEE, K_SIDE_ENTRIES, K_KINDS /* then the edge kinds, then "?" */ };
 #define NKINDS (sizeof edge_kinds / sizeof *edge_kinds)
 
 static void push_keys(lua_State *L) {
   luaL_checkstack(L, K_KINDS + (int)NKINDS + 1 + LUA_MINSTACK, "run table");
   static const char *names[K_KINDS] = {"address", "size",   "instructions", "count",    "from",  "to",
                                        "kind",    "branch", "target",       "measured", "site", "callee",
-                                       "landings"};
+                                       "side_entries"};
   for (int k = 0; k < K_KINDS; k++) lua_pushstring(L, names[k]);
   for (size_t k = 0; k < NKINDS; k++) lua_pushstring(L, edge_kinds[k]);
   lua_pushliteral(L, "?");
@@ -347,7 +347,7 @@ static void push_blocks(lua_State *L, int keys, const lp_graph *g, const lp_grap
     set_int(L, keys, K_SIZE, gb->size);
     set_int(L, keys, K_INSTRUCTIONS, gb->ninsns);
     if (gf->block_counts) set_int(L, keys, K_COUNT, (lua_Integer)gb->count);
-    if (gb->lands) set_int(L, keys, K_LANDINGS, (lua_Integer)gb->landings);
+    if (gb->side) set_int(L, keys, K_SIDE_ENTRIES, (lua_Integer)gb->side_entries);
     lua_rawseti(L, -2, b + 1);
   }
 }

@@ -16,8 +16,8 @@ typedef struct lp_graph_block {
   uint64_t addr;      /* link-time */
   uint32_t size, ninsns;
   uint64_t count;     /* when the function's block_counts */
-  uint64_t landings;  /* when LANDS: the unwinder's entries (part of count) */
-  bool lands;         /* a landing pad whose entries were counted (arcs) */
+  uint64_t side_entries; /* when SIDE: how often it was entered from outside (part of count) */
+  bool side;             /* a side entry whose entries were counted (arcs) */
 } lp_graph_block;
 
 typedef struct lp_graph_edge {

@@ -34,6 +34,10 @@ typedef struct reloc_function_desc {
   const struct reloc_cfi *cfi; /* the original's call frame information, or NULL: an indirect
                                   jmp that reads no table where the frame is gone is a tail
                                   call, not a way back into the original body */
+  const uint64_t *entered;     /* run-time addresses where code outside jumps into the
+                                  function (its other part, FUNC.cold, comes back), NENTERED
+                                  of them: decoded, and entered by no edge, as landing pads */
+  size_t nentered;
 } reloc_function_desc;
 
 /* What to count in a copy.  Every probe updates one 8-byte slot of a
@@ -41,7 +45,8 @@ typedef struct reloc_function_desc {
  * slots, see reloc_emit), in this order: slot 0 is the entry counter when
  * entry, then one slot per block (block order) when blocks !=
  * RELOC_BLOCKS_NONE, then one per counted edge (edge order) when arcs, then
- * one per call site (reloc_calls order) when calls; reloc_info gives where
+ * one per call site (reloc_calls order) when calls, then under arcs one per
+ * block entered from outside (reloc_block.entered); reloc_info gives where
  * each group starts.
  *
  * Where the probes go: the entry counter on top of the copy (only calls reach
@@ -108,8 +113,9 @@ typedef struct reloc_block {
   uint32_t ninsns;
   bool leaks;          /* ends in a call and falls through: a virtual edge to
                           EXIT carries the calls that never return (reloc_flow.h) */
-  bool lands;          /* a C++ landing pad: the unwinder enters it, by no edge (under
-                          arcs its own counter measures a virtual edge EXIT->it) */
+  bool entered;        /* entered by no edge: a C++ landing pad (the unwinder), or where the
+                          function's other part jumps back (under arcs its own counter
+                          measures a virtual edge EXIT->it) */
   uint8_t cover;       /* reloc_cover_kind: how block probes "cover" tell it ran */
   uint32_t idom;       /* with "cover": its immediate dominator (block 0's own
                           index, and that of any block the entry does not reach) */
@@ -179,7 +185,7 @@ typedef struct reloc_info {
   size_t block_slot;         /* first slot of each group (meaningful when the */
   size_t edge_slot;          /*   group is asked for): blocks, counted edges, */
   size_t call_slot;          /*   call sites, and under arcs */
-  size_t land_slot;          /*   the landing pads' entries (one each, in block order) */
+  size_t side_slot;          /*   the side entries' entries (one each, in block order) */
   size_t ncover_probes;      /* blocks with a probe of their own under "cover" */
   size_t nsaved;             /* probes that must save and restore the flags
                                 (adjacent ones share one save) */
@@ -225,15 +231,24 @@ const reloc_call *reloc_calls(const reloc_plan *plan);
  * many there are. */
 size_t reloc_callees(const reloc_plan *plan, uint64_t *out, size_t max);
 
+/* The distinct targets in [LO, HI) of the direct jumps (jmp, jcc) of the
+ * code at run-time [FROM, TO) of CODE's bytes (its code, code_base and
+ * code_size), decoded one instruction after another from FROM until one
+ * does not decode; at most MAX of them into OUT; returns how many there are.
+ * Where a function's other part jumps into it (reloc_function_desc.entered). */
+size_t reloc_jumps_into(const reloc_function_desc *code, uint64_t from, uint64_t to, uint64_t lo, uint64_t hi,
+                        uint64_t *out, size_t max);
+
 /* Where the instruction at original address ORIG landed in the copy (offset),
  * or -1 if it was not copied. */
 int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig);
 
-/* Where the copy's LSDA sends the landing pad at original address ORIG
- * (offset): the start of its block, its probes first (under arcs its
- * counter of the unwinder's entries), when it was decoded as a pad (one in
- * the function's own bytes); else -1: the pad in the original body. */
-int64_t reloc_pad_offset(const reloc_plan *plan, uint64_t orig);
+/* Where the side entry at original address ORIG is in the copy (offset),
+ * where the copy's LSDA sends the unwinder and the other part's copy jumps:
+ * the start of its block, its probes first (under arcs its counter of the
+ * entries from outside); -1 when ORIG was not decoded as one: the original
+ * body. */
+int64_t reloc_side_entry_offset(const reloc_plan *plan, uint64_t orig);
 
 /* Where a thread of the original goes on in the copy (offset), or -1: one
  * stopped at the instruction at ORIG goes to that instruction's copy (past

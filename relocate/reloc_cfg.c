@@ -15,12 +15,12 @@ static bool ends_block(const reloc_insn *in) {
   return in->x.flow != X64_FLOW_NEXT; /* every branch, call, ret and stop */
 }
 
-/* Marks the leaders: the entry, landing pads, branch and table targets, and
+/* Marks the leaders: the entry, side entries, branch and table targets, and
  * whatever follows a block end or a gap. */
 static void mark_leaders(reloc_plan *p) {
   for (size_t i = 0; i < p->n; i++) {
     const reloc_insn *pv = i ? &p->insns[i - 1] : NULL;
-    p->insns[i].leader = i == p->entry_index || p->insns[i].pad || !pv || ends_block(pv) ||
+    p->insns[i].leader = i == p->entry_index || p->insns[i].entered || !pv || ends_block(pv) ||
                          pv->x.addr + pv->x.len != p->insns[i].x.addr;
   }
   for (size_t i = 0; i < p->n; i++) {
@@ -149,7 +149,7 @@ lp_status reloc_build_cfg(reloc_plan *p) {
     if (in->leader) {
       b++;
       p->blocks[b].addr = in->x.addr;
-      p->blocks[b].lands = in->pad;
+      p->blocks[b].entered = in->entered;
       p->bdata[b].first = k;
     }
     in->block = (uint32_t)b;

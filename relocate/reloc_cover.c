@@ -17,13 +17,14 @@
  * reach keep their probe.  Block 0 needs none when the entry has its own
  * (RELOC_COVER_ENTRY): it ran when the function was entered.
  *
- * The copy is entered at its landing pads too (the unwinder's, after a
- * throw), past the blocks that dominate them from the entry: the blocks a
- * pad reaches keep their probe and tell nothing of their dominators (their
- * idom is their own), and an edge into one of them is a way out like one
- * that leaves the function.  The dominators of a block no pad reaches are
+ * The copy is entered at its side entries too (landing pads, by the
+ * unwinder after a throw; where the function's other part jumps back), past
+ * the blocks that dominate them from the entry: the blocks a side entry
+ * reaches keep their probe and tell nothing of their dominators (their idom
+ * is their own), and an edge into one of them is a way out like one that
+ * leaves the function.  The dominators of a block no side entry reaches are
  * none of those, so what the rest tells stays true.  Block 0 keeps the
- * entry's probe: a pad is reached only in a call that entered there.
+ * entry's probe: a side entry is reached only in a call that entered there.
  *
  * What is lost: a block ended by a crash, or by the process exiting in
  * another thread, before control left it counts as run only when it has a
@@ -32,12 +33,12 @@
 
 #include "reloc_internal.h"
 
-/* FROM_PAD[b]: a landing pad reaches block B; false when none is decoded. */
+/* FROM_PAD[b]: a side entry reaches block B; false when the function has none. */
 static bool reached_from_pads(const reloc_plan *p, bool *from_pad, uint32_t *stack) {
   size_t nb = p->nblocks, depth = 0;
   bool any = false;
   for (size_t b = 0; b < nb; b++) {
-    from_pad[b] = p->insns[p->order[p->bdata[b].first]].pad;
+    from_pad[b] = p->insns[p->order[p->bdata[b].first]].entered;
     if (from_pad[b]) stack[depth++] = (uint32_t)b;
   }
   any = depth > 0;

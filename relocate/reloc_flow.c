@@ -2,8 +2,8 @@
  * (reloc_flow.h), by flow conservation.
  *
  * Vertices are the blocks plus EXIT; a virtual edge EXIT->block 0 carries the
- * entry count, and one EXIT->pad the unwinder's entries into each landing
- * pad (counted there).  A vertex with exactly one edge of unknown count gets it from
+ * entry count, and one EXIT->b the entries into each side entry b (counted
+ * there: the unwinder's into a landing pad, the other part's jumps back).  A vertex with exactly one edge of unknown count gets it from
  * conservation (in = out; a self-loop is on both sides and cancels), which
  * may leave one of its neighbours with a single unknown edge: a worklist
  * runs until nothing changes.  With the counted edges off a spanning tree
@@ -22,8 +22,8 @@ typedef struct flow {
   const reloc_edge *edges;
   size_t nedges, nblocks;
   uint64_t entry;
-  const uint64_t *landed; /* per block, or NULL */
-  uint64_t landings;      /* their sum: out of EXIT with the entry */
+  const uint64_t *entered; /* per block, or NULL */
+  uint64_t side_entries;   /* their sum: out of EXIT with the entry */
   bool exact;          /* fail on counts that are not consistent (else estimate) */
   uint64_t *count;     /* per edge */
   bool *known;
@@ -35,8 +35,8 @@ static size_t vertex(const flow *f, uint32_t b) { return b == RELOC_EXIT ? f->nb
 
 /* Known flow into and out of V (with the virtual edge), self-loops left out. */
 static void sums(const flow *f, size_t v, uint64_t *in, uint64_t *out) {
-  *in = (v == 0 ? f->entry : 0) + (f->landed && v < f->nblocks ? f->landed[v] : 0);
-  *out = v == f->nblocks ? f->entry + f->landings : 0;
+  *in = (v == 0 ? f->entry : 0) + (f->entered && v < f->nblocks ? f->entered[v] : 0);
+  *out = v == f->nblocks ? f->entry + f->side_entries : 0;
   for (size_t k = f->first[v]; k < f->first[v + 1]; k++) {
     size_t e = f->inc[k];
     size_t from = vertex(f, f->edges[e].from), to = vertex(f, f->edges[e].to);
@@ -113,16 +113,16 @@ bool reloc_flow_leaks(const reloc_edge *edges, size_t nedges, uint32_t block, bo
 }
 
 static lp_status flow_solve(const reloc_edge *edges, size_t nedges, size_t nblocks, uint64_t entry_count,
-                            const bool *leaky, const uint64_t *landed, uint64_t *edge_counts,
+                            const bool *leaky, const uint64_t *entered, uint64_t *edge_counts,
                             uint64_t *block_counts, bool exact) {
   size_t nv = nblocks + 1, nleaks = 0;
   for (size_t b = 0; leaky && b < nblocks; b++) nleaks += leaky[b];
   size_t n = nedges + nleaks; /* the real edges, then the leaks */
   reloc_edge *all = malloc((n + 1) * sizeof *all);
   uint64_t *count = calloc(n + 1, sizeof *count);
-  uint64_t landings = 0;
-  for (size_t b = 0; landed && b < nblocks; b++) landings += landed[b];
-  flow f = {all, n, nblocks, entry_count, landed, landings, exact, count, calloc(n + 1, sizeof(bool)),
+  uint64_t side_entries = 0;
+  for (size_t b = 0; entered && b < nblocks; b++) side_entries += entered[b];
+  flow f = {all, n, nblocks, entry_count, entered, side_entries, exact, count, calloc(n + 1, sizeof(bool)),
             calloc(nv + 1, sizeof(size_t)), malloc((2 * n + 1) * sizeof(size_t)),
             calloc(nv, sizeof(size_t))};
   size_t *fill = calloc(nv, sizeof *fill);
@@ -158,7 +158,7 @@ static lp_status flow_solve(const reloc_edge *edges, size_t nedges, size_t nbloc
   }
   if (solve(&f) != LP_OK) goto out;
   for (size_t e = 0; e < nedges; e++) edge_counts[e] = count[e];
-  for (size_t b = 0; b < nblocks; b++) block_counts[b] = (b == 0 ? entry_count : 0) + (landed ? landed[b] : 0);
+  for (size_t b = 0; b < nblocks; b++) block_counts[b] = (b == 0 ? entry_count : 0) + (entered ? entered[b] : 0);
   for (size_t e = 0; e < nedges; e++)
     if (edges[e].to != RELOC_EXIT) block_counts[edges[e].to] += edge_counts[e];
   st = LP_OK;
@@ -174,13 +174,13 @@ out:
 }
 
 lp_status reloc_flow_solve(const reloc_edge *edges, size_t nedges, size_t nblocks, uint64_t entry_count,
-                           const bool *leaky, const uint64_t *landed, uint64_t *edge_counts,
+                           const bool *leaky, const uint64_t *entered, uint64_t *edge_counts,
                            uint64_t *block_counts) {
-  return flow_solve(edges, nedges, nblocks, entry_count, leaky, landed, edge_counts, block_counts, true);
+  return flow_solve(edges, nedges, nblocks, entry_count, leaky, entered, edge_counts, block_counts, true);
 }
 
 lp_status reloc_flow_estimate(const reloc_edge *edges, size_t nedges, size_t nblocks, uint64_t entry_count,
-                              const bool *leaky, const uint64_t *landed, uint64_t *edge_counts,
+                              const bool *leaky, const uint64_t *entered, uint64_t *edge_counts,
                               uint64_t *block_counts) {
-  return flow_solve(edges, nedges, nblocks, entry_count, leaky, landed, edge_counts, block_counts, false);
+  return flow_solve(edges, nedges, nblocks, entry_count, leaky, entered, edge_counts, block_counts, false);
 }

@@ -1,8 +1,9 @@
 /* reloc_function.c — the whole-function relocator behind reloc.h.
  *
  * Owns the function-level work and the public entry points: recursive
- * decoding from the entry and from the landing pads of its LSDA that lie in
- * it (worklist) and jump-table resolution (a table whose
+ * decoding from the entry and from its side entries (the landing pads of its
+ * LSDA that lie in it, and where its other part jumps back: worklist) and
+ * jump-table resolution (a table whose
  * base register is set away from its dispatch, the computed gotos of
  * interpreters, is found in the whole function and checked again once all is
  * decoded; one bounded only by its index's width must be read-only; under
@@ -123,7 +124,7 @@ static lp_status walk(builder *b, uint64_t a) {
     have_x = false;
     if (r == UNDECODABLE) return lp_fail("undecodable instruction at 0x%" PRIx64, a);
     if (r == OVERLAP) return lp_fail("overlapping instructions at 0x%" PRIx64, a);
-    ri->noreturn = ri->leader = ri->pad = false;
+    ri->noreturn = ri->leader = ri->entered = false;
     ri->table_ref = ri->table_jmp = ri->table_load = -1;
     ri->block = 0;
     size_t i = p->n++;
@@ -428,7 +429,7 @@ static void fill_info(const reloc_plan *p, bool leaves, reloc_info *info) {
   info->block_slot = p->block_slot;
   info->edge_slot = p->edge_slot;
   info->call_slot = p->call_slot;
-  info->land_slot = p->land_slot;
+  info->side_slot = p->side_slot;
   info->nsaved = p->nsaved;
   for (size_t b = 0; p->probes.blocks == RELOC_BLOCKS_COVER && b < p->nblocks; b++)
     info->ncover_probes += p->blocks[b].cover == RELOC_COVER_PROBE;
@@ -475,12 +476,23 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
   if (fn->entry < fn->code_base || fn->entry - fn->code_base >= fn->code_size)
     return lp_fail("no code bytes at entry 0x%" PRIx64, fn->entry);
 
-  /* the landing pads in the function are decoded too, so that a catch runs
-   * in the copy (under arcs each gets a counter: the unwinder's entries) */
-  uint64_t *pads = NULL;
-  size_t npads = 0;
-  if (fn->cfi && reloc_lsda_pads(fn->cfi, fn->lo, fn->hi, &pads, &npads) != LP_OK)
-    npads = 0; /* the copy's LSDA says why, at emission */
+  /* the landing pads in the function and the points its other part jumps
+   * back to are decoded too, so that a catch and what follows it run in the
+   * copy (under arcs each gets a counter: the entries from outside) */
+  uint64_t *sides = NULL;
+  size_t nsides = 0;
+  if (fn->cfi && reloc_lsda_pads(fn->cfi, fn->lo, fn->hi, &sides, &nsides) != LP_OK)
+    nsides = 0; /* the copy's LSDA says why, at emission */
+  if (fn->nentered) {
+    uint64_t *all = realloc(sides, (nsides + fn->nentered) * sizeof *all);
+    if (!all) {
+      free(sides);
+      return lp_fail("out of memory");
+    }
+    sides = all;
+    for (size_t k = 0; k < fn->nentered; k++)
+      if (fn->entered[k] > fn->entry && fn->entered[k] < fn->hi) sides[nsides++] = fn->entered[k];
+  }
 
   /* decoding, again without the tables arcs cannot count through */
   uint64_t unshared[MAX_UNSHARED];
@@ -491,7 +503,7 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
   do {
     st = LP_ERR;
     if (!(p = calloc(1, sizeof *p))) {
-      free(pads);
+      free(sides);
       return lp_fail("out of memory");
     }
     p->entry = fn->entry;
@@ -517,8 +529,8 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
       goto out;
     }
     if (push_work(&b, fn->entry) != LP_OK) goto out;
-    for (size_t k = 0; k < npads; k++)
-      if (push_work(&b, pads[k]) != LP_OK) goto out;
+    for (size_t k = 0; k < nsides; k++)
+      if (push_work(&b, sides[k]) != LP_OK) goto out;
     bool more = true;
     while (more) {
       if (drain(&b) != LP_OK) goto out;
@@ -541,9 +553,9 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
   name_copies_of_tables(p);
   if (sort_insns(p) != LP_OK) goto out;
   p->entry_index = (size_t)p->at[fn->entry - p->lo] - 1;
-  for (size_t k = 0; k < npads; k++) {
-    long i = reloc_insn_at(p, pads[k]);
-    if (i >= 0) p->insns[i].pad = true;
+  for (size_t k = 0; k < nsides; k++) {
+    long i = reloc_insn_at(p, sides[k]);
+    if (i >= 0) p->insns[i].entered = true;
   }
 
   /* layout order: the entry and what follows it, then what lies below it */
@@ -579,7 +591,7 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
   fill_info(p, b.leaves_to_original, info);
   *out = p;
 out:
-  free(pads);
+  free(sides);
   free(b.work);
   free(b.indirect);
   if (st != LP_OK) reloc_plan_free(p);
@@ -666,9 +678,29 @@ int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig) {
   return i < 0 ? -1 : plan->copy_off[i];
 }
 
-int64_t reloc_pad_offset(const reloc_plan *plan, uint64_t orig) {
+size_t reloc_jumps_into(const reloc_function_desc *code, uint64_t from, uint64_t to, uint64_t lo, uint64_t hi,
+                        uint64_t *out, size_t max) {
+  size_t n = 0;
+  uint64_t end = code->code_base + code->code_size;
+  if (from < code->code_base || to > end) to = from < code->code_base ? from : end;
+  for (uint64_t a = from; a < to;) {
+    x64_insn in;
+    if (!x64_decode(code->code + (a - code->code_base), to - a, a, &in)) break;
+    a += in.len;
+    bool direct = in.flow == X64_FLOW_JMP || in.flow == X64_FLOW_JCC || in.flow == X64_FLOW_JCC_SHORT;
+    if (!direct || in.target < lo || in.target >= hi) continue;
+    bool seen = false;
+    for (size_t k = 0; k < n && k < max && !seen; k++) seen = out[k] == in.target;
+    if (seen) continue;
+    if (n < max) out[n] = in.target;
+    n++;
+  }
+  return n;
+}
+
+int64_t reloc_side_entry_offset(const reloc_plan *plan, uint64_t orig) {
   long i = reloc_insn_at(plan, orig);
-  if (i < 0 || !plan->insns[i].pad || !plan->block_off) return -1;
+  if (i < 0 || !plan->insns[i].entered || !plan->block_off) return -1;
   return plan->block_off[plan->insns[i].block];
 }
 

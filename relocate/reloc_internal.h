@@ -37,7 +37,8 @@ typedef struct reloc_insn {
                          copy: written with the distance between the two, or -1 */
   uint32_t block;    /* the block holding it */
   bool leader;       /* first of its block */
-  bool pad;          /* a landing pad of the function's LSDA: the unwinder enters there */
+  bool entered;      /* entered by no branch of the function: a landing pad of its LSDA (the
+                        unwinder), or where its other part (FUNC.cold) jumps back */
 } reloc_insn;
 
 /* Where a counted edge's probe goes (see reloc.h). */
@@ -47,7 +48,7 @@ typedef struct reloc_bdata {
   size_t first, count;    /* positions in the layout order p->order */
   size_t first_edge, nout;/* its out-edges: edges[first_edge .. +nout) */
   size_t npreds, pred;    /* how many edges come in; the last of them */
-  uint32_t land;          /* a landing pad under arcs: its counter, land_slot + land */
+  uint32_t side;          /* entered from outside, under arcs: its counter, side_slot + side */
   uint8_t live_in;        /* flags live at its start */
   uint8_t live_last;      /* flags live before its last instruction */
 } reloc_bdata;
@@ -81,7 +82,7 @@ struct reloc_plan {
   size_t nedges, ncounted;
   reloc_call *calls;   /* by address */
   size_t ncalls;
-  size_t block_slot, edge_slot, call_slot, land_slot, ncounters;
+  size_t block_slot, edge_slot, call_slot, side_slot, ncounters;
 
   size_t copy_size, nsaved;
   uint8_t *shorts;     /* the label branches written rel8 (x64_writer_relax) */

@@ -4,7 +4,7 @@
  * depend on the destination or the counters (e9patch style).  Layout: blocks
  * in block order (entry first), the entry counter on top of block 0, each
  * block's probe at its start (not the cover probes reloc_probes.covered says
- * ran, in a second copy), with a landing pad's counter (arcs) and the probe
+ * ran, in a second copy), with a side entry's counter (arcs) and the probe
  * of the counted edge that is its only way in, a jmp where a fall-through is
  * broken, then the stubs of the counted edges that need one (probe; jmp
  * target), then the
@@ -43,7 +43,7 @@ typedef struct layout_ctx {
   uint64_t counters;
   reloc_redirect redirect;
   void *redirect_ctx;
-  probe queue[5]; /* at most: block, landing pad, the edge counted at it, call site, edge before the last insn */
+  probe queue[5]; /* at most: block, side entry, the edge counted at it, call site, edge before the last insn */
   size_t nqueued;
   size_t nsaved;
   int64_t *cover_off;
@@ -254,8 +254,8 @@ static bool write_block(layout_ctx *c, size_t b, int64_t *copy_off, bool falls_i
     queue(c, p->block_slot + b, pr->blocks == RELOC_BLOCKS_COVER, bd->live_in != 0);
     c->queue[c->nqueued - 1].block = (long)b;
   }
-  if (pr->arcs && p->blocks[b].lands) /* the unwinder's entries: a virtual edge of the flow */
-    queue(c, p->land_slot + bd->land, false, bd->live_in != 0);
+  if (pr->arcs && p->blocks[b].entered) /* the unwinder's entries: a virtual edge of the flow */
+    queue(c, p->side_slot + bd->side, false, bd->live_in != 0);
   if (bd->npreds == 1 && p->edges[bd->pred].counted && p->edata[bd->pred].place == PLACE_AT_TARGET)
     queue_edge(c, bd->pred);
   size_t pad = padding_from(p, b);

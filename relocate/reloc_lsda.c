@@ -142,7 +142,7 @@ static void put_call_sites(const reloc_plan *plan, const reloc_cfi *cfi, const l
       size_t end = k + 1 < n ? o[k + 1].offset : copy_size;
       next = (call_site){o[k].offset, end - o[k].offset, 0, s->action};
       if (s->lp) {
-        int64_t off = reloc_pad_offset(plan, l->lpstart + s->lp);
+        int64_t off = reloc_side_entry_offset(plan, l->lpstart + s->lp);
         next.lp = off >= 0 ? dest + (uint64_t)off : l->lpstart + s->lp;
       }
       if (open && run.start + run.len == next.start && run.lp == next.lp && run.action == next.action) {

@@ -16,10 +16,10 @@
  * determine these).  The virtual edge EXIT->entry is off the tree when the
  * entry counter measures it (entry counts, as arcs ask), so it takes no place
  * a real edge could have: on it, every function counted one edge more than it
- * needs, most often a return, once per call.  Likewise a C++ landing pad's
- * counter (under arcs) measures the virtual edge EXIT->pad: the unwinder
- * enters it by no edge of the graph, and the calls that threw leave by
- * their leaks. */
+ * needs, most often a return, once per call.  Likewise a side entry's
+ * counter (under arcs) measures its virtual edge EXIT->b: the unwinder
+ * enters a landing pad by no edge of the graph (the calls that threw leave
+ * by their leaks), the other part jumps back by none either. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +40,7 @@ static reloc_place place_of(const reloc_plan *p, const reloc_edge *e) {
   if (e->kind == RELOC_EDGE_ESCAPE && reloc_falls_through(last) && !last->noreturn)
     return PLACE_AFTER_LAST;                   /* fell off the known body: before the jmp back */
   if (bd->nout == 1) return PLACE_BEFORE_LAST; /* ret, jmp, indirect jmp, stop, noreturn call */
-  if (e->to != RELOC_EXIT && e->to != 0 && !p->blocks[e->to].lands && p->bdata[e->to].npreds == 1)
+  if (e->to != RELOC_EXIT && e->to != 0 && !p->blocks[e->to].entered && p->bdata[e->to].npreds == 1)
     return PLACE_AT_TARGET; /* the only way in (block 0 has the entry as well, a pad the unwinder) */
   return PLACE_STUB;
 }
@@ -227,9 +227,9 @@ lp_status reloc_place_probes(reloc_plan *p, const reloc_dom *d) {
   free(off);
   p->call_slot = slot;
   if (pr->calls) slot += p->ncalls;
-  p->land_slot = slot;
+  p->side_slot = slot;
   for (size_t b = 0; pr->arcs && b < p->nblocks; b++)
-    if (p->blocks[b].lands) p->bdata[b].land = (uint32_t)(slot++ - p->land_slot);
+    if (p->blocks[b].entered) p->bdata[b].side = (uint32_t)(slot++ - p->side_slot);
   p->ncounters = slot;
   return LP_OK;
 }

@@ -306,8 +306,8 @@ lp_status shm_flow(const shm_counters *c, const shm_function *f, const shm_edge 
   const shm_block *blocks = shm_blocks(c) + f->first_block;
   reloc_edge *re = calloc(ne + 1, sizeof *re);
   bool *leaky = calloc(nb + 1, sizeof *leaky);
-  uint64_t *landed = calloc(nb + 1, sizeof *landed);
-  lp_status st = re && leaky && landed ? LP_OK : lp_fail("out of memory");
+  uint64_t *entered = calloc(nb + 1, sizeof *entered);
+  lp_status st = re && leaky && entered ? LP_OK : lp_fail("out of memory");
   for (uint32_t e = 0; st == LP_OK && e < ne; e++) {
     re[e] = (reloc_edge){edges[e].from, edges[e].to == SHM_NONE ? RELOC_EXIT : edges[e].to, edges[e].kind,
                          edges[e].slot != SHM_NONE, edges[e].branch, edges[e].target};
@@ -317,16 +317,16 @@ lp_status shm_flow(const shm_counters *c, const shm_function *f, const shm_edge 
   for (uint32_t e = 0; !ran && e < ne; e++) ran = ec[e] != 0;
   for (uint32_t b = 0; st == LP_OK && b < nb; b++) {
     leaky[b] = blocks[b].flags & SHM_BLOCK_LEAKS; /* as the tree had it */
-    if ((blocks[b].flags & SHM_BLOCK_LANDS) && blocks[b].land_slot != SHM_NONE && copy_slot != SHM_NONE)
-      landed[b] = shm_slot_value(c, blocks[b].land_slot - f->slot + copy_slot);
+    if ((blocks[b].flags & SHM_BLOCK_ENTERED) && blocks[b].side_slot != SHM_NONE && copy_slot != SHM_NONE)
+      entered[b] = shm_slot_value(c, blocks[b].side_slot - f->slot + copy_slot);
   }
   if (st == LP_OK && !ran) /* never entered, nothing counted: every flow is 0 */
     memset(bc, 0, nb * sizeof *bc);
   else if (st == LP_OK)
-    st = (estimate ? reloc_flow_estimate : reloc_flow_solve)(re, ne, nb, entry, leaky, landed, ec, bc);
+    st = (estimate ? reloc_flow_estimate : reloc_flow_solve)(re, ne, nb, entry, leaky, entered, ec, bc);
   free(re);
   free(leaky);
-  free(landed);
+  free(entered);
   return st;
 }
 

@@ -113,7 +113,8 @@ enum shm_block_flag {
                                     edge to EXIT is on the spanning tree (reloc_block.leaks) */
   SHM_BLOCK_DOMINATED = 1u << 1, /* block probes "cover" and no probe of its own: it ran
                                     when a block it dominates ran (relocate/reloc_cover.c) */
-  SHM_BLOCK_LANDS = 1u << 2,     /* a landing pad: the unwinder enters it, from no edge */
+  SHM_BLOCK_ENTERED = 1u << 2,   /* a side entry, entered by no edge: a landing pad (the
+                                    unwinder), or where the function's other part jumps back */
 };
 
 typedef struct shm_block {
@@ -124,7 +125,7 @@ typedef struct shm_block {
   uint32_t flags;     /* enum shm_block_flag */
   uint32_t idom;      /* under "cover": its immediate dominator (its own index for
                          block 0 and the blocks the entry does not reach) */
-  uint32_t land_slot; /* SHM_BLOCK_LANDS under arcs: the count of the unwinder's entries
+  uint32_t side_slot; /* SHM_BLOCK_ENTERED under arcs: the count of its entries from outside
                          (a virtual edge EXIT->block in the flow); else SHM_NONE */
 } shm_block;
 
@@ -251,7 +252,7 @@ static inline uint64_t shm_fn_slot_value(const shm_counters *c, const shm_functi
 /* Edge (EC, F's nedges) and block (BC, its nblocks) counts of one copy of F
  * from EDGES (the first copy's edge records, or the second's: their slots
  * are its counted edges) and COPY_SLOT, its entry counter (F's slot, or its
- * retree_slot: its landing pads' counters lie as far from F's), by flow
+ * retree_slot: its side entries' counters lie as far from F's), by flow
  * conservation (relocate/reloc_flow.h): exact, failing when the counts are
  * not consistent, or with ESTIMATE from counters that move. */
 lp_status shm_flow(const shm_counters *c, const shm_function *f, const shm_edge *edges, uint32_t copy_slot,

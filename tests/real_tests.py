@@ -838,9 +838,9 @@ def test_cxx_gcov(ctx):
 
 
 def cxx_arcs_problems(ctx, name, binary, counts):
-    """cxx/exceptions/O0/arcs: tests/real/cxx_throw.cpp under arcs: flow
+    """cxx/exceptions/OPT/arcs: tests/real/cxx_throw.cpp under arcs: flow
     conserved at every block with the unwinder's entries into the landing
-    pads (`landings`, counted there; guarded_fail's pad comes right after a
+    pads (`side_entries`, counted there; guarded_fail's pad comes right after a
     call of a [[noreturn]] function, where the decoder also runs into it),
     each block's count from the flow equal to callgrind's count of its first
     instruction (what follows a catch runs in the copy), and the entry
@@ -857,33 +857,34 @@ def cxx_arcs_problems(ctx, name, binary, counts):
     for fn, n in CXX_EXPECT.items():
         if got.get(fn) != n:
             probs.append('%s: count %s, want %d' % (fn, got.get(fn), n))
-    landed = 0
+    entered = 0
     for f in funcs:
         if f.get('state') not in ('relocated', 'trapped'):
             continue
         for i, b in enumerate(f.get('blocks') or [], 1):
-            landed += b.get('landings', 0)
+            entered += b.get('side_entries', 0)
             if 'count' in b and b['count'] != counts.get(b['address'], 0):
                 probs.append('%s block %d at 0x%x: count %d, callgrind %d' %
                              (f['name'], i, b['address'], b['count'], counts.get(b['address'], 0)))
-    if landed < 20 + 20 + 20 + 20 + 5 + 5:  # level0's catch, the guards of level1..3, local_catch's, guarded_fail's
-        probs.append('the landing pads counted %d entries of the unwinder' % landed)
+    if entered < 20 + 20 + 20 + 20 + 5 + 5:  # level0's catch, the guards of level1..3, local_catch's, guarded_fail's
+        probs.append('the landing pads counted %d entries of the unwinder' % entered)
     if probs:
         probs[0] += repro(cmd)
     return probs
 
 
-def test_cxx_blocks(ctx):
-    """cxx/exceptions/O0/blocks, /cover and /arcs: run_tests.test_blocks on
-    tests/real/cxx_throw.cpp (-O0, non-PIE): every block's count equals
+def test_cxx_blocks(ctx, opt):
+    """cxx/exceptions/OPT/blocks, /cover and /arcs: run_tests.test_blocks on
+    tests/real/cxx_throw.cpp (-O0 or -O2, non-PIE): every block's count equals
     callgrind's count of its first instruction, landing pads' blocks (their
     probe runs first: the copy's LSDA sends the unwinder to the block's
     start) and the code after a catch included, and nothing ran in a
     relocated function outside its blocks; and cxx_arcs_problems."""
-    names = ['cxx/exceptions/O0/' + kind for kind in ('blocks', 'cover', 'arcs')]
+    names = ['cxx/exceptions/%s/%s' % (opt, kind) for kind in ('blocks', 'cover', 'arcs')]
     if not shutil.which('valgrind'):
         return [(n, ['valgrind not installed']) for n in names]
-    binary, err = build(ctx, 'cxx_throw.O0nopie', ['cxx_throw.cpp'], ['-O0', '-g', '-no-pie', '-Wall'], cc='g++')
+    binary, err = build(ctx, 'cxx_throw.%snopie' % opt, ['cxx_throw.cpp'], ['-' + opt, '-g', '-no-pie', '-Wall'],
+                        cc='g++')
     if err:
         return [(n, [err]) for n in names]
     cg, err = rt.run_callgrind_instr(binary, None, os.path.join(ctx.scratch(names[0]), 'callgrind.out'))
@@ -1977,7 +1978,8 @@ def jobs(ctx):
         j.append(('cxx/exceptions/' + o, lambda o=o: test_cxx(ctx, o)))
         j.append(('unwind/backtrace/' + o, lambda o=o: test_backtrace(ctx, o)))
     j.append(('cxx/exceptions/O0/gcov', lambda: test_cxx_gcov(ctx)))
-    j.append(('cxx/exceptions/O0/blocks', lambda: test_cxx_blocks(ctx)))
+    for o in ('O0', 'O2'):
+        j.append(('cxx/exceptions/%s/blocks' % o, lambda o=o: test_cxx_blocks(ctx, o)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))
     for t in (1, 2):
         j.append(('arcs/retree/%dthreads' % t, lambda t=t: test_retree(ctx, t)))

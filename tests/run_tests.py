@@ -1232,7 +1232,7 @@ def block_problems(ctx, prog, binary, counts, native, collector, kind, name):
 
 def flow_problems(funcs, what, returns_twice=False):
     """Flow conservation at every block: entries (block 1) + the unwinder's
-    (a landing pad's `landings`) + in-edges == block count == out-edges,
+    (a landing pad's `side_entries`) + in-edges == block count == out-edges,
     except that a block ending in a call may have
     less out-flow than its count: a call that does not return (exit, a
     longjmp out of the callee, _start's call of __libc_start_main) leaves the
@@ -1259,7 +1259,7 @@ def flow_problems(funcs, what, returns_twice=False):
         out = [0] * (len(blocks) + 1)
         inn[1] = f['count']
         for i, b in enumerate(blocks, 1):
-            inn[i] += b.get('landings', 0)
+            inn[i] += b.get('side_entries', 0)
         for e in edges:
             out[e['from']] += e['count']
             if e['to']:

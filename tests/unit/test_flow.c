@@ -155,18 +155,18 @@ static void test_graphs(void) {
 
   /* a try: 0 (call, may throw) -> 1 -> 3 -> exit, and the landing pad 2 (the
    * unwinder enters it: 4 of 10 calls threw, measured there) -> 3.  The leak
-   * of 0 (the throws) is on the tree; with the landings known, the counted
+   * of 0 (the throws) is on the tree; with the side_entries known, the counted
    * 0->1 determines the rest. */
   name = "a landing pad";
   reloc_edge tried[] = {E(0, 1, FALL, 1), E(1, 3, JUMP, 0), E(2, 3, FALL, 0), E(3, X, RETURN, 0)};
   const bool tleaks[4] = {true, false, false, false};
-  const uint64_t landed[4] = {0, 0, 4, 0};
+  const uint64_t entered[4] = {0, 0, 4, 0};
   uint64_t tec[4] = {6, 0, 0, 0}, tbc[4];
   /* without them the throws seem to leave by the leak, and the pad never to run */
   CHECK(reloc_flow_solve(tried, 4, 4, 10, tleaks, NULL, tec, tbc) == LP_OK && tec[2] == 0 && tec[3] == 6,
-        "without the landings: %" PRIu64 " %" PRIu64, tec[2], tec[3]);
+        "without the side_entries: %" PRIu64 " %" PRIu64, tec[2], tec[3]);
   tec[0] = 6;
-  if (reloc_flow_solve(tried, 4, 4, 10, tleaks, landed, tec, tbc) != LP_OK) {
+  if (reloc_flow_solve(tried, 4, 4, 10, tleaks, entered, tec, tbc) != LP_OK) {
     CHECK(0, "%s", lp_error());
   } else {
     CHECK(tec[1] == 6 && tec[2] == 4 && tec[3] == 10, "edges %" PRIu64 " %" PRIu64 " %" PRIu64, tec[1], tec[2],

@@ -453,6 +453,51 @@ static void test_programs(void) {
 }
 /* }=== */
 
+/* {=== parts ===*/
+
+/* gcc -O2 moves the unlikely block of hot() (it calls a cold function and
+ * comes back) into hot.cold; its_cold_copy has ".cold" inside its name. */
+static const char parts_program[] =
+    "#include <stdlib.h>\n"
+    "__attribute__((cold, noinline)) void oops(int x) { if (x == 7) exit(3); }\n"
+    "__attribute__((noinline)) int hot(int x) {\n"
+    "  if (__builtin_expect(x == 42, 0)) { oops(x); x += 3; }\n"
+    "  return x * 2;\n"
+    "}\n"
+    "__attribute__((noinline)) int its_cold_copy(int x) { return x - 1; }\n"
+    "int main(int argc, char **argv) { (void)argv; return hot(argc) + its_cold_copy(argc); }\n";
+
+static void test_parts(void) {
+  char *src = fmt("%s/parts.c", tmpdir), *bin = fmt("%s/parts", tmpdir);
+  write_file(src, parts_program, strlen(parts_program));
+  char *cc = fmt("gcc -O2 -o '%s' '%s'", bin, src);
+  core_module *m = NULL;
+  if (sh(cc) != 0 || core_module_open(bin, &m) != LP_OK) {
+    CHECK(0, "parts: cannot build or open the program: %s", lp_error());
+  } else {
+    long hot = -1, cold = -1, copy = -1;
+    for (size_t i = 0; i < m->nfunctions; i++) {
+      if (!strcmp(m->functions[i].name, "hot")) hot = (long)i;
+      if (!strcmp(m->functions[i].name, "hot.cold")) cold = (long)i;
+      if (!strcmp(m->functions[i].name, "its_cold_copy")) copy = (long)i;
+    }
+    CHECK(hot >= 0 && cold >= 0 && copy >= 0, "parts: hot, hot.cold, its_cold_copy not all found");
+    if (hot >= 0 && cold >= 0 && copy >= 0) {
+      CHECK(m->functions[hot].part == (uint32_t)cold && m->functions[cold].part == (uint32_t)hot,
+            "parts: hot and hot.cold not linked (%u, %u)", m->functions[hot].part, m->functions[cold].part);
+      CHECK(m->functions[copy].part == CORE_NO_PART, "parts: its_cold_copy linked");
+    }
+    size_t linked = 0;
+    for (size_t i = 0; i < m->nfunctions; i++) linked += m->functions[i].part != CORE_NO_PART;
+    CHECK(linked == 2, "parts: %zu functions linked, 2 expected", linked);
+  }
+  core_module_close(m);
+  free(src);
+  free(bin);
+  free(cc);
+}
+/* }=== */
+
 /* {=== errors ===*/
 
 static void expect_error(const char *what, const char *path, const char *substring) {
@@ -706,6 +751,7 @@ int main(void) {
   test_eh_frame_parser();
   test_errors();
   test_programs();
+  test_parts();
   test_bin_ls();
   if (getenv("KEEP_TMP")) { /* for debugging: leave the built programs */
     printf("test_module: kept %s\n", tmpdir);
