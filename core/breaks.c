@@ -106,6 +106,13 @@ lp_status breaks_restore_all(process *p) {
   return st;
 }
 
+/* The 5 bytes of a `jmp rel32` at AT to TO, into OUT. */
+static void jmp_bytes(uint8_t out[JMP_REL32_SIZE], uint64_t at, uint64_t to) {
+  int32_t rel = (int32_t)(to - (at + JMP_REL32_SIZE));
+  out[0] = JMP_REL32;
+  memcpy(out + 1, &rel, sizeof rel);
+}
+
 /* Makes the N > 1 bytes at AT hold WANT while threads run there: an int3
  * first (unless BRK_THERE: one is), then bytes 1..N-1, then byte 0, so that
  * no thread runs a half-written instruction (one that meets the int3 is sent
@@ -266,9 +273,8 @@ static lp_status prepare_side_jumps(process *p, pmodule *m, const reloc_plan *pl
     }
     uint64_t at;
     LP_CHECK(shm_arena_alloc(&m->arena, JMP_REL32_SIZE, 8, &at));
-    uint8_t jmp[JMP_REL32_SIZE] = {JMP_REL32};
-    int32_t rel = (int32_t)(t - (at + JMP_REL32_SIZE));
-    memcpy(jmp + 1, &rel, sizeof rel);
+    uint8_t jmp[JMP_REL32_SIZE];
+    jmp_bytes(jmp, at, t);
     LP_CHECK(core_mem_write(&p->target, at, jmp, sizeof jmp));
     p->side_jumps[p->nside_jumps++] = (side_jump){(uint32_t)(m - p->mods), (uint32_t)g, t, at};
   }
@@ -684,9 +690,8 @@ static lp_status point_side_jumps(process *p, pmodule *m, long i, uint64_t copy)
     long k = sj->module == mi && sj->function == (uint32_t)i ? side_index(se, sj->target - m->bias) : -1;
     if (k < 0 || se->off[k] < 0) continue;
     uint64_t to = copy + (uint64_t)se->off[k];
-    uint8_t jmp[JMP_REL32_SIZE] = {JMP_REL32};
-    int32_t rel = (int32_t)(to - (sj->at + JMP_REL32_SIZE));
-    memcpy(jmp + 1, &rel, sizeof rel);
+    uint8_t jmp[JMP_REL32_SIZE];
+    jmp_bytes(jmp, sj->at, to);
     sj->target = to;           /* where a thread that meets its int3 goes */
     sj->function = UINT32_MAX; /* done */
     LP_CHECK(write_under_int3(p, sj->at, jmp, sizeof jmp, false));
@@ -824,9 +829,8 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
     keep_break = "body re-entered from outside the copy";
   bool patch = !keep_break;
   if (patch) { /* the only thread is stopped or in the stub, or others may run */
-    int32_t rel = (int32_t)(dest - (entry + JMP_REL32_SIZE));
-    uint8_t jmp[JMP_REL32_SIZE] = {JMP_REL32};
-    memcpy(jmp + 1, &rel, sizeof rel);
+    uint8_t jmp[JMP_REL32_SIZE];
+    jmp_bytes(jmp, entry, dest);
     LP_CHECK(write_entry(p, entry, jmp, sizeof jmp, !m->fns[i].stub));
     stubs_release(p, m, i);
   } else if (m->fns[i].stub) {
@@ -911,9 +915,8 @@ bool breaks_second_copies(const core_session *s) { return retreeing(s) || stripp
 /* Makes the jmp at AT (or the 5 bytes there) go to TO while threads may be
  * running: an int3 first, then bytes 1..4, then the opcode. */
 static lp_status repoint_jmp(process *p, uint64_t at, uint64_t to) {
-  uint8_t jmp[JMP_REL32_SIZE] = {JMP_REL32};
-  int32_t rel = (int32_t)(to - (at + JMP_REL32_SIZE));
-  memcpy(jmp + 1, &rel, sizeof rel);
+  uint8_t jmp[JMP_REL32_SIZE];
+  jmp_bytes(jmp, at, to);
   return write_under_int3(p, at, jmp, sizeof jmp, false);
 }
 
