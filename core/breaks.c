@@ -672,6 +672,17 @@ static reloc_function_desc desc_with_sides(const pmodule *m, const core_function
   return desc;
 }
 
+/* Plans DESC, with its side entries, else without them: they come from a
+ * linear decode of the other part, which data there could have misled (a
+ * side entry inside an instruction would make the plan fail). */
+static lp_status plan_with_sides(reloc_function_desc *desc, const reloc_probes *probes, reloc_plan **plan,
+                                 reloc_info *info) {
+  lp_status st = reloc_plan_function(desc, probes, plan, info);
+  if (st == LP_OK || !desc->nentered) return st;
+  desc->nentered = 0;
+  return reloc_plan_function(desc, probes, plan, info);
+}
+
 /* Where the side entries of function I of M landed in its first copy, made
  * from PLAN (the same in every process image: planned alike). */
 static void side_offsets(pmodule *m, long i, const reloc_plan *plan) {
@@ -778,7 +789,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
   reloc_probes probes = probes_for(s, &links);
   reloc_plan *plan;
   reloc_info info;
-  bool planned = take_plan(s, m, i, &plan, &info) || reloc_plan_function(&desc, &probes, &plan, &info) == LP_OK;
+  bool planned = take_plan(s, m, i, &plan, &info) || plan_with_sides(&desc, &probes, &plan, &info) == LP_OK;
   free(entered);
   if (!planned) return leave_native(s, p, m, i, lp_error());
 
@@ -957,6 +968,11 @@ static bool plan_second(process *p, pmodule *m, long i, const reloc_probes *prob
   reloc_function_desc desc = desc_with_sides(m, fn, &cfi, &entered);
   *plan = NULL;
   bool planned = reloc_plan_function(&desc, probes, plan, info) == LP_OK;
+  if (planned && !same_graph(*plan, info, &p->counters, sf, m->bias) && desc.nentered) {
+    reloc_plan_free(*plan); /* the first was planned without them (plan_with_sides) */
+    desc.nentered = 0;
+    planned = reloc_plan_function(&desc, probes, plan, info) == LP_OK;
+  }
   free(entered);
   return planned && same_graph(*plan, info, &p->counters, sf, m->bias);
 }

@@ -1615,6 +1615,10 @@ REAL_PROGRAMS['jumpin_cold_native_hot'] = (['jumpin_main.c', 'jumpin.S'], ['-O2'
                                            {'hot': 0, 'main': 1}, ['cold'], ['--exclude', '*:hot'])
 REAL_PROGRAMS['jumpin_inside'] = (['jumpin_main.c', 'jumpin.S'], ['-O2', '-Wall'],
                                   {'leaf': 50, 'jumper': 15, 'main': 1}, ['inside'])
+# A cold part whose data a linear decode reads as a jump into its hot part's
+# first instruction: the hot part is planned without that side entry.
+REAL_PROGRAMS['coldpart_bogus'] = (['coldpart_main.c', 'coldpart.S'], ['-O2', '-Wall'],
+                                   {'hotfn': 1000, 'main': 1}, [])
 # int3: the handler's own first call meets lazyprobe's int3 with SIGTRAP blocked,
 # and the kernel resets the program's SIGTRAP action (process_keep_sigtrap_action).
 for _m, _f in (('ud2', 'bad_op'), ('segv', 'bad_load'), ('int3', 'own_trap')):
