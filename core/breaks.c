@@ -967,14 +967,17 @@ static bool plan_second(process *p, pmodule *m, long i, const reloc_probes *prob
   uint64_t *entered;
   reloc_function_desc desc = desc_with_sides(m, fn, &cfi, &entered);
   *plan = NULL;
-  bool planned = reloc_plan_function(&desc, probes, plan, info) == LP_OK;
-  if (planned && !same_graph(*plan, info, &p->counters, sf, m->bias) && desc.nentered) {
-    reloc_plan_free(*plan); /* the first was planned without them (plan_with_sides) */
+  bool same = reloc_plan_function(&desc, probes, plan, info) == LP_OK &&
+              same_graph(*plan, info, &p->counters, sf, m->bias);
+  if (!same && desc.nentered) { /* the first was planned without them (plan_with_sides) */
+    reloc_plan_free(*plan);
+    *plan = NULL;
     desc.nentered = 0;
-    planned = reloc_plan_function(&desc, probes, plan, info) == LP_OK;
+    same = reloc_plan_function(&desc, probes, plan, info) == LP_OK &&
+           same_graph(*plan, info, &p->counters, sf, m->bias);
   }
   free(entered);
-  return planned && same_graph(*plan, info, &p->counters, sf, m->bias);
+  return same;
 }
 
 /* Emits PLAN of function I of M as a second copy (emit_copy), its slots from

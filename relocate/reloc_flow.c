@@ -3,7 +3,8 @@
  *
  * Vertices are the blocks plus EXIT; a virtual edge EXIT->block 0 carries the
  * entry count, and one EXIT->b the entries into each side entry b (counted
- * there: the unwinder's into a landing pad, the other part's jumps back).  A vertex with exactly one edge of unknown count gets it from
+ * there: the unwinder's into a landing pad, the other part's jumps back).
+ * A vertex with exactly one edge of unknown count gets it from
  * conservation (in = out; a self-loop is on both sides and cancels), which
  * may leave one of its neighbours with a single unknown edge: a worklist
  * runs until nothing changes.  With the counted edges off a spanning tree
