@@ -368,7 +368,7 @@ static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, 
   uint64_t bias = m->bias;
   const reloc_block *blocks = reloc_blocks(plan);
   shm_block *sb = shm_blocks(c) + r.first_block;
-  uint32_t sides = 0; /* under arcs, the landing pads' counters, in block order */
+  uint32_t sides = 0; /* under arcs, the side entries' counters, in block order */
   for (size_t b = 0; b < info->nblocks; b++) {
     uint32_t slot = block_slots ? r.slot + (uint32_t)(info->block_slot + b) : SHM_NONE;
     if (blocks[b].cover == RELOC_COVER_ENTRY) slot = r.slot;
