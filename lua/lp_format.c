@@ -17,36 +17,32 @@
 #include <stdint.h>
 #include <string.h>
 
-#define MAX_DIRECTIVES 16
-
-typedef struct piece {
-  const char *text; /* the literal text before the directive */
-  size_t len;
-  char directive; /* 'd', 'x', 's', or 0 after the last literal */
-} piece;
-
 /* Splits FMT into literal texts each followed by a directive (the last by
  * none); raises a Lua error on a directive it does not know. */
-static int parse(lua_State *L, const char *fmt, size_t len, piece *out) {
+void lp_format_parse(lua_State *L, const char *who, const char *fmt, size_t len, lp_format *f) {
   int n = 0;
   const char *lit = fmt, *end = fmt + len;
+  f->ncols = 0;
+  f->literals = 0;
   for (const char *c = fmt; c < end; c++) {
     if (*c != '%') continue;
     char d = c + 1 < end ? c[1] : 0;
+    if (n == LP_FORMAT_MAX) luaL_error(L, "%s: more than %d directives", who, LP_FORMAT_MAX);
     if (d == '%') { /* "%%": the literal keeps one '%' and goes on after the other */
-      if (n == MAX_DIRECTIVES) luaL_error(L, "format_rows: more than %d directives", MAX_DIRECTIVES);
-      out[n++] = (piece){lit, (size_t)(c + 1 - lit), 0};
+      f->pieces[n].text = lit, f->pieces[n].len = (size_t)(c + 1 - lit), f->pieces[n++].directive = 0;
       lit = ++c + 1;
       continue;
     }
     if (d != 'd' && d != 'x' && d != 's')
-      luaL_error(L, "format_rows: '%%%c' is not a directive here (%%d, %%x, %%s, %%%%)", d ? d : ' ');
-    if (n == MAX_DIRECTIVES) luaL_error(L, "format_rows: more than %d directives", MAX_DIRECTIVES);
-    out[n++] = (piece){lit, (size_t)(c - lit), d};
+      luaL_error(L, "%s: '%%%c' is not a directive here (%%d, %%x, %%s, %%%%)", who, d ? d : ' ');
+    f->pieces[n].text = lit, f->pieces[n].len = (size_t)(c - lit), f->pieces[n++].directive = d;
+    f->ncols++;
     lit = ++c + 1;
   }
-  out[n++] = (piece){lit, (size_t)(end - lit), 0};
-  return n;
+  f->pieces[n].text = lit, f->pieces[n].len = (size_t)(end - lit), f->pieces[n++].directive = 0;
+  f->npieces = n;
+  for (int k = 0; k < n; k++) f->literals += f->pieces[k].len;
+  if (f->ncols == 0) luaL_error(L, "%s: the format has no directive to say how many rows", who);
 }
 
 /* V in base 10 or 16, into the end of BUF; returns where it starts. */
@@ -61,23 +57,40 @@ static char *digits(char *end, lua_Integer v, bool hex) {
   return p;
 }
 
-/* One row's element for a directive: digits, or a string's bytes. */
-typedef struct value {
-  char digits[48]; /* an integer's digits, or a float's tostring (%s) */
-  const char *s;   /* what to write: into digits, or a string the column holds */
-  size_t len;
-} value;
+void lp_format_int(lp_format_value *v, char directive, lua_Integer i) {
+  char *end = v->digits + sizeof v->digits;
+  v->s = digits(end, i, directive == 'x');
+  v->len = (size_t)(end - v->s);
+}
+
+void lp_format_string(lp_format_value *v, const char *s, size_t len) {
+  v->s = s;
+  v->len = len;
+}
+
+void lp_format_row(luaL_Buffer *b, const lp_format *f, const lp_format_value *v) {
+  size_t need = f->literals;
+  for (int k = 0; k < f->ncols; k++) need += v[k].len;
+  char *p = luaL_prepbuffsize(b, need);
+  for (int k = 0, col = 0; k < f->npieces; k++) {
+    memcpy(p, f->pieces[k].text, f->pieces[k].len);
+    p += f->pieces[k].len;
+    if (f->pieces[k].directive) {
+      memcpy(p, v[col].s, v[col].len);
+      p += v[col++].len;
+    }
+  }
+  luaL_addsize(b, need);
+}
 
 /* Reads element ROW of the column at stack index COL for directive D. */
-static void get(lua_State *L, int col, lua_Integer row, char d, value *out) {
+static void get(lua_State *L, int col, lua_Integer row, char d, lp_format_value *out) {
   int t = lua_rawgeti(L, col, row);
   int whole = 0; /* an integer to write in digits; %s takes a float as tostring does */
   lua_Integer v = 0;
   if (t == LUA_TNUMBER && (d != 's' || lua_isinteger(L, -1))) v = lua_tointegerx(L, -1, &whole);
   if (whole) {
-    char *end = out->digits + sizeof out->digits;
-    out->s = digits(end, v, d == 'x');
-    out->len = (size_t)(end - out->s);
+    lp_format_int(out, d, v);
   } else if (d == 's' && t == LUA_TSTRING) {
     out->s = lua_tolstring(L, -1, &out->len); /* the column keeps it alive */
   } else if (d == 's' && t == LUA_TNUMBER) {
@@ -97,42 +110,25 @@ static void get(lua_State *L, int col, lua_Integer row, char d, value *out) {
 static int l_format_rows(lua_State *L) {
   size_t len;
   const char *fmt = luaL_checklstring(L, 1, &len);
-  piece pieces[MAX_DIRECTIVES + 1];
-  int npieces = parse(L, fmt, len, pieces);
-  int ncols = 0;
-  size_t literals = 0;
-  for (int k = 0; k < npieces; k++) {
-    ncols += pieces[k].directive != 0;
-    literals += pieces[k].len;
-  }
-  if (ncols == 0) luaL_error(L, "format_rows: the format has no directive to say how many rows");
+  lp_format f;
+  lp_format_parse(L, "format_rows", fmt, len, &f);
+  int ncols = f.ncols;
   if (lua_gettop(L) - 1 < ncols) luaL_error(L, "format_rows: %d directives, %d columns given", ncols, lua_gettop(L) - 1);
   for (int c = 2; c <= ncols + 1; c++) luaL_checktype(L, c, LUA_TTABLE);
   lua_settop(L, ncols + 1);
   lua_Integer nrows = (lua_Integer)lua_rawlen(L, 2);
-  value v[MAX_DIRECTIVES];
+  lp_format_value v[LP_FORMAT_MAX];
   luaL_Buffer b;
   /* b sits on the stack above the columns; a row is read whole, then
    * written with one reservation */
-  luaL_buffinitsize(L, &b, (size_t)nrows * (literals + (size_t)ncols * 4));
+  luaL_buffinitsize(L, &b, (size_t)nrows * (f.literals + (size_t)ncols * 4));
   for (lua_Integer row = 1; row <= nrows; row++) {
-    size_t need = literals;
-    for (int k = 0, col = 2; k < npieces; k++) {
-      if (!pieces[k].directive) continue;
-      get(L, col, row, pieces[k].directive, &v[col - 2]);
-      need += v[col - 2].len;
-      col++;
-    }
-    char *p = luaL_prepbuffsize(&b, need);
-    for (int k = 0, col = 0; k < npieces; k++) {
-      memcpy(p, pieces[k].text, pieces[k].len);
-      p += pieces[k].len;
-      if (pieces[k].directive) {
-        memcpy(p, v[col].s, v[col].len);
-        p += v[col++].len;
+    for (int k = 0, col = 2; k < f.npieces; k++)
+      if (f.pieces[k].directive) {
+        get(L, col, row, f.pieces[k].directive, &v[col - 2]);
+        col++;
       }
-    }
-    luaL_addsize(&b, need);
+    lp_format_row(&b, &f, v);
   }
   luaL_pushresult(&b);
   return 1;

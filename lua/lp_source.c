@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "lines.h"
+#include "lp_format.h"
 #include "lp_graph.h"
 #include "lp_sort.h"
 #include "reloc.h"
@@ -680,11 +681,40 @@ static src_file *merged_file(lua_State *L, src_files *t) {
   return sf;
 }
 
-/* files:lines(path) -> line, count: columns, lines in increasing order, a
- * line's counts in several functions (inlined code) added up. */
+/* The format at index ARG, when there is one, for NCOLS columns (F). */
+static bool row_format(lua_State *L, int arg, const char *who, int ncols, lp_format *f) {
+  if (lua_isnoneornil(L, arg)) return false;
+  size_t len;
+  const char *fmt = luaL_checklstring(L, arg, &len);
+  lp_format_parse(L, who, fmt, len, f);
+  if (f->ncols != ncols) luaL_error(L, "%s: %d directives for %d columns", who, f->ncols, ncols);
+  return true;
+}
+
+/* files:lines(path[, format]) -> line, count: columns, lines in increasing
+ * order, a line's counts in several functions (inlined code) added up; with
+ * FORMAT (lazyprobe.format_rows' directives, one per column), those rows
+ * formatted, how many there are and how many have a count > 0. */
 static int l_files_lines(lua_State *L) {
   src_file *sf = merged_file(L, luaL_checkudata(L, 1, SOURCE_FILES));
   size_t n = sf ? sf->nlines : 0;
+  lp_format f;
+  if (row_format(L, 3, "files:lines", 2, &f)) {
+    luaL_Buffer b;
+    lp_format_value v[2];
+    lua_Integer hit = 0;
+    luaL_buffinit(L, &b);
+    for (size_t k = 0; k < n; k++) {
+      lp_format_int(&v[0], f.pieces[0].directive, (lua_Integer)sf->lines[k].key);
+      lp_format_int(&v[1], f.pieces[1].directive, sf->lines[k].count);
+      lp_format_row(&b, &f, v);
+      hit += sf->lines[k].count > 0;
+    }
+    luaL_pushresult(&b);
+    lua_pushinteger(L, (lua_Integer)n);
+    lua_pushinteger(L, hit);
+    return 3;
+  }
   lua_createtable(L, (int)n, 0);
   for (size_t k = 0; k < n; k++) {
     lua_pushinteger(L, (lua_Integer)sf->lines[k].key);
@@ -698,22 +728,27 @@ static int l_files_lines(lua_State *L) {
   return 2;
 }
 
-/* files:branches(path) -> line, block, way, taken: columns, one element per
- * way out of a branch point on a line that files:lines(path) has, by line,
- * then in the order they came; block numbers the points of one line from 0,
- * way the ways of one point from 0; taken is a count or "-". */
-static int l_files_branches(lua_State *L) {
-  src_file *sf = merged_file(L, luaL_checkudata(L, 1, SOURCE_FILES));
-  size_t n = sf ? sf->nways : 0;
-  if (n) {
-    line_count *tmp = malloc(n * sizeof *tmp);
-    if (!tmp) return luaL_error(L, "out of memory");
-    sort_by_key(sf->ways, tmp, n);
+typedef struct branch_row {
+  lua_Integer line, block, way, taken; /* taken < 0: "-" */
+} branch_row;
+
+/* The rows of files:branches of SF into *ROWS (malloc'd; NULL when none):
+ * returns how many. */
+static size_t branch_rows(lua_State *L, src_file *sf, branch_row **rows) {
+  size_t n = sf ? sf->nways : 0, out = 0, l = 0;
+  *rows = NULL;
+  if (!n) return 0;
+  line_count *tmp = malloc(n * sizeof *tmp);
+  branch_row *v = malloc(n * sizeof *v);
+  if (!tmp || !v) {
     free(tmp);
+    free(v);
+    luaL_error(L, "out of memory");
+    return 0;
   }
-  for (int c = 0; c < 4; c++) lua_createtable(L, (int)n, 0);
-  int cols = lua_gettop(L) - 3;
-  size_t out = 0, l = 0;
+  sort_by_key(sf->ways, tmp, n);
+  free(tmp);
+  *rows = v;
   lua_Integer block = 0, way = 0;
   for (size_t k = 0; k < n; k++) {
     const line_count *w = &sf->ways[k];
@@ -722,17 +757,61 @@ static int l_files_branches(lua_State *L) {
     if (l == sf->nlines || sf->lines[l].key != line) continue; /* not a line of the record */
     if (k == 0 || (uint32_t)(sf->ways[k - 1].key >> 32) != line) block = 0, way = 0;
     else if (sf->ways[k - 1].file != w->file) block++, way = 0;
-    out++;
-    lua_pushinteger(L, line);
-    lua_rawseti(L, cols, (lua_Integer)out);
-    lua_pushinteger(L, block);
-    lua_rawseti(L, cols + 1, (lua_Integer)out);
-    lua_pushinteger(L, way++);
-    lua_rawseti(L, cols + 2, (lua_Integer)out);
-    if (w->count < 0) lua_pushliteral(L, "-");
-    else lua_pushinteger(L, w->count);
-    lua_rawseti(L, cols + 3, (lua_Integer)out);
+    (*rows)[out++] = (branch_row){line, block, way++, w->count};
   }
+  return out;
+}
+
+/* files:branches(path[, format]) -> line, block, way, taken: columns, one
+ * element per way out of a branch point on a line that files:lines(path)
+ * has, by line, then in the order they came; block numbers the points of
+ * one line from 0, way the ways of one point from 0; taken is a count or
+ * "-".  With FORMAT, as files:lines: the rows formatted, how many there are
+ * and how many were taken (a count > 0). */
+static int l_files_branches(lua_State *L) {
+  src_file *sf = merged_file(L, luaL_checkudata(L, 1, SOURCE_FILES));
+  lp_format f;
+  bool text = row_format(L, 3, "files:branches", 4, &f);
+  branch_row *r;
+  size_t n = branch_rows(L, sf, &r);
+  if (text) {
+    luaL_Buffer b;
+    lp_format_value v[4];
+    lua_Integer hit = 0;
+    luaL_buffinit(L, &b);
+    for (size_t k = 0; k < n; k++) {
+      lp_format_int(&v[0], f.pieces[0].directive, r[k].line);
+      lp_format_int(&v[1], f.pieces[1].directive, r[k].block);
+      lp_format_int(&v[2], f.pieces[2].directive, r[k].way);
+      if (r[k].taken >= 0) lp_format_int(&v[3], f.pieces[3].directive, r[k].taken);
+      else if (f.pieces[3].directive == 's') lp_format_string(&v[3], "-", 1);
+      else {
+        free(r);
+        return luaL_error(L, "files:branches: \"-\" where %%%c wants an integer", f.pieces[3].directive);
+      }
+      lp_format_row(&b, &f, v);
+      hit += r[k].taken > 0;
+    }
+    free(r);
+    luaL_pushresult(&b);
+    lua_pushinteger(L, (lua_Integer)n);
+    lua_pushinteger(L, hit);
+    return 3;
+  }
+  for (int c = 0; c < 4; c++) lua_createtable(L, (int)n, 0);
+  int cols = lua_gettop(L) - 3;
+  for (size_t k = 0; k < n; k++) {
+    lua_pushinteger(L, r[k].line);
+    lua_rawseti(L, cols, (lua_Integer)k + 1);
+    lua_pushinteger(L, r[k].block);
+    lua_rawseti(L, cols + 1, (lua_Integer)k + 1);
+    lua_pushinteger(L, r[k].way);
+    lua_rawseti(L, cols + 2, (lua_Integer)k + 1);
+    if (r[k].taken < 0) lua_pushliteral(L, "-");
+    else lua_pushinteger(L, r[k].taken);
+    lua_rawseti(L, cols + 3, (lua_Integer)k + 1);
+  }
+  free(r);
   return 4;
 }
 

@@ -1705,8 +1705,9 @@ def test_out_genhtml(ctx, prog_name, opt):
 
 
 CHECK_SOURCE = os.path.join(TEST_COLLECTORS, 'check_source.lua')
-# longjmp: no branch known there; inlined: one line in two functions, its counts added up
-SOURCE_COUNT_PROGRAMS = [(pn, o) for pn, o in GCOV_PROGRAMS if pn != 'longjmp'] + [('inlined', 'O2')]
+# longjmp: no branch known there; inlined: one line in two functions, its counts added up;
+# jumptable: lines and branch ways that never ran (the others run all of theirs)
+SOURCE_COUNT_PROGRAMS = [(pn, o) for pn, o in GCOV_PROGRAMS if pn != 'longjmp'] + [('inlined', 'O2'), ('jumptable', 'O2')]
 
 
 def test_out_source_counts(ctx, prog_name, opt):
@@ -1719,7 +1720,8 @@ def test_out_source_counts(ctx, prog_name, opt):
     their columns as string.format does row by row; lazyprobe.graph_columns
     (lua/lp_columns.c) holds what f.blocks, f.edges and f.calls hold;
     lazyprobe.source_files (lua/lp_source.c, what lcov.lua gathers files
-    with) holds what the reference's does."""
+    with) holds what the reference's does, and writes it, given a format, as
+    the reference's format_rows does."""
     name = 'outputs/source_counts/%s/%s' % (prog_name, opt)
     binary, err = build_extra(ctx, prog_name, '%s-g' % opt, ['-%s' % opt, '-g'])
     if err:

@@ -3,7 +3,8 @@
 -- DA/LF/LH, end_of_record), read by genhtml and `lcov --summary`.
 --
 -- lcov.tracefile(run, source) -> text, stats
---   source has source_files() and format_rows (the `lazyprobe` library; a
+--   source has source_files() (whose files:lines and files:branches write
+--   their rows given a format) and format_rows (the `lazyprobe` library; a
 --   mock in tests).
 --   stats = { functions, functions_hit, lines, lines_hit, branches,
 --             branches_hit, records, nolines = { functions without line
@@ -77,7 +78,8 @@ function lcov.tracefile(run, source)
   -- write one record per source file, sorted by path
   local paths = sources:paths()
   table.sort(paths)
-  -- the rows are written by source.format_rows: a string per line made in
+  -- the rows are written in C (source.format_rows, and files:lines and
+  -- files:branches straight from their counts): a string per line made in
   -- Lua was most of the report's time on a large program
   local format_rows = source.format_rows
   local out = {}
@@ -87,8 +89,7 @@ function lcov.tracefile(run, source)
     out[nout] = s
   end
   for _, path in ipairs(paths) do
-    local lns, counts = sources:lines(path)
-    local nlns = #lns
+    local da, nlns, lh = sources:lines(path, "DA:%d,%d\n")
     if nlns > 0 then
       stats.records = stats.records + 1
       emit("TN:\nSF:" .. path .. "\n")
@@ -106,22 +107,13 @@ function lcov.tracefile(run, source)
       emit(format_rows("FNDA:%d,%s\n", fcount, fname))
       emit(format("FNF:%d\nFNH:%d\n", #fns, fnh))
       stats.functions, stats.functions_hit = stats.functions + #fns, stats.functions_hit + fnh
-      local bline, bblock, bway, btaken = sources:branches(path)
-      local brf, brh = #bline, 0
-      for i = 1, brf do
-        local taken = btaken[i]
-        if taken ~= "-" and taken > 0 then brh = brh + 1 end
-      end
+      local brda, brf, brh = sources:branches(path, "BRDA:%d,%d,%d,%s\n")
       if brf > 0 then
-        emit(format_rows("BRDA:%d,%d,%d,%s\n", bline, bblock, bway, btaken))
+        emit(brda)
         emit(format("BRF:%d\nBRH:%d\n", brf, brh))
       end
       stats.branches, stats.branches_hit = stats.branches + brf, stats.branches_hit + brh
-      local lh = 0
-      for i = 1, nlns do
-        if counts[i] > 0 then lh = lh + 1 end
-      end
-      emit(format_rows("DA:%d,%d\n", lns, counts))
+      emit(da)
       emit(format("LF:%d\nLH:%d\nend_of_record\n", nlns, lh))
       stats.lines, stats.lines_hit = stats.lines + nlns, stats.lines_hit + lh
     end

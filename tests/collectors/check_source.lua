@@ -111,6 +111,14 @@ local function same_files(files, ref_files)
   for _, path in ipairs(ref_paths) do
     rows = rows + columns("source_files lines " .. path, { files:lines(path) }, { ref_files:lines(path) })
     rows = rows + columns("source_files branches " .. path, { files:branches(path) }, { ref_files:branches(path) })
+    for _, t in ipairs({ { "lines", "DA:%d,%d\n" }, { "branches", "BRDA:%d,%x,%d,%s;" } }) do
+      local a = { files[t[1]](files, path, t[2]) }
+      local b = { ref_files[t[1]](ref_files, path, t[2]) }
+      if a[1] ~= b[1] or a[2] ~= b[2] or a[3] ~= b[3] then
+        error(string.format("source_files %s %s with a format: %s rows, %s > 0, reference %s, %s%s", t[1], path,
+                            a[2], a[3], b[2], b[3], a[1] ~= b[1] and " (texts differ)" or ""), 0)
+      end
+    end
   end
   return rows
 end

@@ -155,7 +155,8 @@ end
 -- line added over functions; files:branches(path) the columns line, block,
 -- way, taken of the ways out on lines that lines(path) has, by line, then in
 -- the order they came, block numbering a line's points from 0 and way a
--- point's ways from 0.
+-- point's ways from 0; with a format (both), the rows formatted by
+-- format_rows, how many there are and how many counts are > 0.
 function ref.source_files(lines)
   local files, order = {}, {}
   local function file(path)
@@ -197,15 +198,20 @@ function ref.source_files(lines)
     table.sort(ls)
     return ls
   end
-  function t:lines(path)
+  function t:lines(path, format)
     local line, count = {}, {}
     local e = files[path]
     if e then
       for i, l in ipairs(sorted_lines(e)) do line[i], count[i] = l, e.count[l] end
     end
-    return line, count
+    if not format then return line, count end
+    local hit = 0
+    for i = 1, #count do
+      if count[i] > 0 then hit = hit + 1 end
+    end
+    return #line > 0 and ref.format_rows(format, line, count) or "", #line, hit
   end
-  function t:branches(path)
+  function t:branches(path, format)
     local line, block, way, taken = {}, {}, {}, {}
     local e = files[path]
     if e then
@@ -216,7 +222,12 @@ function ref.source_files(lines)
         end
       end
     end
-    return line, block, way, taken
+    if not format then return line, block, way, taken end
+    local hit = 0
+    for i = 1, #taken do
+      if taken[i] ~= "-" and taken[i] > 0 then hit = hit + 1 end
+    end
+    return #line > 0 and ref.format_rows(format, line, block, way, taken) or "", #line, hit
   end
   return t
 end
