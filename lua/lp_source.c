@@ -215,11 +215,19 @@ typedef struct line_count {
   lua_Integer count;
 } line_count;
 
+/* Where a function's line counts go (collect_lines): PUT a row's count, the
+ * largest of one line's kept; HAS: a row's line was put. */
+typedef struct line_sink {
+  void (*put)(struct line_sink *s, const core_line *row, lua_Integer count);
+  bool (*has)(struct line_sink *s, const core_line *row);
+  bool failed;
+} line_sink;
+
 typedef struct line_set {
+  line_sink sink; /* first: the set is its sink */
   line_count *v;
   size_t n, cap;
   const uint32_t *ranks; /* the module's file ranks by path */
-  bool failed;
 } line_set;
 
 static uint64_t line_key(const line_set *s, const core_line *row) {
@@ -238,10 +246,11 @@ static bool grow(line_count **v, size_t *cap, size_t need) {
   return true;
 }
 
-static void put(line_set *s, const core_line *row, lua_Integer count) {
+static void put(line_sink *sink, const core_line *row, lua_Integer count) {
+  line_set *s = (line_set *)sink;
   if (row->line == 0) return;
   if (!grow(&s->v, &s->cap, s->n + 1)) {
-    s->failed = true;
+    s->sink.failed = true;
     return;
   }
   s->v[s->n++] = (line_count){line_key(s, row), row->file, count};
@@ -257,7 +266,7 @@ static void keep_max(line_set *s) {
   if (s->n == 0) return;
   line_count *tmp = malloc(s->n * sizeof *tmp);
   if (!tmp) {
-    s->failed = true;
+    s->sink.failed = true;
     return;
   }
   sort_by_key(s->v, tmp, s->n);
@@ -273,8 +282,11 @@ static void keep_max(line_set *s) {
   s->n = out + 1;
 }
 
-/* Is KEY in S (sorted)? */
-static bool has_key(const line_set *s, uint64_t key) {
+/* Was ROW's line put in S? */
+static bool has(line_sink *sink, const core_line *row) {
+  line_set *s = (line_set *)sink;
+  keep_max(s);
+  uint64_t key = line_key(s, row);
   size_t lo = 0, hi = s->n;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
@@ -290,7 +302,7 @@ static bool addr_before(const size_t *a, const size_t *b) { return sort_blocks[*
 LP_MERGE_SORT(sort_by_addr, size_t, addr_before)
 
 /* Each row inside a block of f, with that block's count. */
-static void put_blocks(line_set *s, const src_fn *f) {
+static void put_blocks(line_sink *s, const src_fn *f) {
   size_t *order = malloc((f->nblocks ? 2 * f->nblocks : 1) * sizeof *order); /* and the sort's room */
   if (!order) {
     s->failed = true;
@@ -306,26 +318,22 @@ static void put_blocks(line_set *s, const src_fn *f) {
     uint64_t lo = b->addr, hi = b->addr + b->size;
     while (i + 1 < n && f->rows[i + 1].addr <= lo) i++;
     for (size_t j = i; j < n && f->rows[j].addr < hi; j++) /* rows that start in it or cover its start */
-      if (f->rows[j].addr >= lo || j == n - 1 || f->rows[j + 1].addr > lo) put(s, &f->rows[j], b->count);
+      if (f->rows[j].addr >= lo || j == n - 1 || f->rows[j + 1].addr > lo) s->put(s, &f->rows[j], b->count);
   }
   free(order);
 }
 
-/* F's lines into S: (file, line) sorted by key with the largest count of
- * each; *ENTRY the entry's row.  NULL, else why there is no answer (S empty). */
-static const char *collect_lines(const src_fn *f, line_set *s, long *entry) {
+/* F's lines into S: each row's count, the largest of a line's kept; *ENTRY
+ * the entry's row.  NULL, else why there is no answer (nothing put). */
+static const char *collect_lines(const src_fn *f, line_sink *s, long *entry) {
   *entry = entry_row(f);
   if (*entry < 0) return "no line row with a line number";
   if (f->blocks) put_blocks(s, f);
   else if (f->count == 0)
-    for (size_t j = 0; j < f->nrows; j++) put(s, &f->rows[j], 0);
-  keep_max(s);
+    for (size_t j = 0; j < f->nrows; j++) s->put(s, &f->rows[j], 0);
   /* the entry line: its block's count, else the function's (it ran without blocks) */
   const core_line *er = &f->rows[*entry];
-  if (!has_key(s, line_key(s, er))) {
-    put(s, er, f->count > 0 ? f->count : 0);
-    keep_max(s);
-  }
+  if (!s->has(s, er)) s->put(s, er, f->count > 0 ? f->count : 0);
   return NULL;
 }
 
@@ -336,9 +344,10 @@ static int l_line_counts(lua_State *L) {
   int pushed = read_fn(L, 1, &f, false);
   if (pushed) return pushed;
   int files = lua_gettop(L);
-  line_set s = {.ranks = f.lines->file_rank};
+  line_set s = {.sink = {put, has, false}, .ranks = f.lines->file_rank};
   long entry;
-  const char *why = collect_lines(&f, &s, &entry);
+  const char *why = collect_lines(&f, &s.sink, &entry);
+  if (!why) keep_max(&s); /* sorted by file and line, the largest count of each */
   const core_line *er = why ? NULL : &f.rows[entry];
   uint32_t entry_file = er ? er->file : 0, entry_line = er ? er->line : 0;
   free_fn(&f);
@@ -347,7 +356,7 @@ static int l_line_counts(lua_State *L) {
     lua_pushstring(L, why);
     return 2;
   }
-  if (s.failed) {
+  if (s.sink.failed) {
     free(s.v);
     return luaL_error(L, "out of memory");
   }
@@ -534,21 +543,34 @@ static int l_branch_counts(lua_State *L) {
 
 #define SOURCE_FILES "lazyprobe.source_files"
 
-/* One source file's rows, as line_count elements so that sort_by_key sorts
- * them.  lines: key the line, count added over the functions.  ways: key
- * line << 32 | the order they came in, file the branch point (numbered over
- * the run), count the times taken or -1 for "-". */
+/* One source file's counts.  By line number (arrays of CAP): TOTAL the
+ * counts added over the functions, SEEN whether any function has the line,
+ * and while a function is added, MAX its largest count of the line when
+ * EPOCH says it is that function's.  ways: key line << 32 | the order they
+ * came in, file the branch point (numbered over the run), count the times
+ * taken or -1 for "-" (line_count elements, so that sort_by_key sorts them). */
 typedef struct src_file {
-  line_count *lines, *ways;
-  size_t nlines, caplines, nways, capways;
-  bool merged; /* lines sorted, one element per line */
+  lua_Integer *total, *max;
+  uint32_t *epoch;
+  bool *seen;
+  uint32_t cap, nlines;
+  line_count *ways;
+  size_t nways, capways;
 } src_file;
+
+/* (file, line) of a function's rows, each once, while it is added. */
+typedef struct file_line {
+  uint32_t file, line;
+} file_line;
 
 /* The userdata; its user value maps each path to its index + 1 and back. */
 typedef struct src_files {
   src_file *v;
   size_t n, cap;
   uint32_t points, ways; /* branch points and ways added so far */
+  uint32_t epoch;        /* functions added so far */
+  file_line *touched;    /* the one being added: its lines */
+  size_t ntouched, captouched;
 } src_files;
 
 
@@ -591,6 +613,75 @@ static long module_file(lua_State *L, src_files *t, int paths, int files, uint32
   return i;
 }
 
+/* Room in SF for line LINE; false when out of memory. */
+static bool line_room(src_file *sf, uint32_t line) {
+  if (line < sf->cap) return true;
+  uint32_t cap = sf->cap ? sf->cap : 256;
+  while (cap <= line) cap *= 2;
+  lua_Integer *total = realloc(sf->total, cap * sizeof *total);
+  if (total) sf->total = total;
+  lua_Integer *max = realloc(sf->max, cap * sizeof *max);
+  if (max) sf->max = max;
+  uint32_t *epoch = realloc(sf->epoch, cap * sizeof *epoch);
+  if (epoch) sf->epoch = epoch;
+  bool *seen = realloc(sf->seen, cap * sizeof *seen);
+  if (seen) sf->seen = seen;
+  if (!total || !max || !epoch || !seen) return false;
+  for (uint32_t l = sf->cap; l < cap; l++) sf->total[l] = 0, sf->epoch[l] = 0, sf->seen[l] = false;
+  sf->cap = cap;
+  return true;
+}
+
+/* The line sink of files:add: a function's lines into the files' arrays
+ * (the largest count of each by epoch), listed in touched to be added up. */
+typedef struct file_sink {
+  line_sink sink; /* first: the file sink is its sink */
+  lua_State *L;
+  src_files *t;
+  int paths, files; /* stack indices: the user value, the module's paths */
+  int64_t last_id;  /* module_file's cache */
+  long last;
+} file_sink;
+
+static src_file *sink_file(file_sink *fs, const core_line *row) {
+  long i = module_file(fs->L, fs->t, fs->paths, fs->files, row->file, &fs->last_id, &fs->last);
+  return i < 0 ? NULL : &fs->t->v[i];
+}
+
+static void put_file(line_sink *sink, const core_line *row, lua_Integer count) {
+  file_sink *fs = (file_sink *)sink;
+  src_files *t = fs->t;
+  if (row->line == 0) return;
+  src_file *sf = sink_file(fs, row);
+  if (!sf || !line_room(sf, row->line)) {
+    sink->failed = true;
+    return;
+  }
+  if (sf->epoch[row->line] == t->epoch) {
+    if (count > sf->max[row->line]) sf->max[row->line] = count;
+    return;
+  }
+  if (t->ntouched == t->captouched) {
+    size_t cap = t->captouched ? 2 * t->captouched : 256;
+    file_line *grown = realloc(t->touched, cap * sizeof *grown);
+    if (!grown) {
+      sink->failed = true;
+      return;
+    }
+    t->touched = grown;
+    t->captouched = cap;
+  }
+  t->touched[t->ntouched++] = (file_line){(uint32_t)(sf - t->v), row->line};
+  sf->epoch[row->line] = t->epoch;
+  sf->max[row->line] = count;
+}
+
+static bool has_file(line_sink *sink, const core_line *row) {
+  file_sink *fs = (file_sink *)sink;
+  src_file *sf = row->line ? sink_file(fs, row) : NULL;
+  return sf && row->line < sf->cap && sf->epoch[row->line] == fs->t->epoch;
+}
+
 /* files:add(f) -> entry_file, entry_line, or nil, message: f's line counts
  * (lazyprobe.line_counts) and branch points (lazyprobe.branch_counts) added
  * to the files they belong to. */
@@ -602,26 +693,26 @@ static int l_files_add(lua_State *L) {
   int files = lua_gettop(L);
   lua_getiuservalue(L, 1, 1);
   int paths = lua_gettop(L);
-  line_set s = {.ranks = f.lines->file_rank};
+  file_sink s = {{put_file, has_file, false}, L, t, paths, files, -1, 0};
+  t->epoch++;
+  t->ntouched = 0;
   long entry;
-  const char *why = collect_lines(&f, &s, &entry);
+  const char *why = collect_lines(&f, &s.sink, &entry);
   branch_way *w = NULL;
   size_t nw = 0;
-  bool ok = !why && !s.failed && collect_branches(&f, &w, &nw);
+  bool ok = !why && !s.sink.failed && collect_branches(&f, &w, &nw);
   const core_line *er = why ? NULL : &f.rows[entry];
   uint32_t entry_file = er ? er->file : 0, entry_line = er ? er->line : 0;
   free_fn(&f);
+  for (size_t k = 0; ok && k < t->ntouched; k++) { /* the function's largest counts added */
+    src_file *sf = &t->v[t->touched[k].file];
+    uint32_t line = t->touched[k].line;
+    sf->nlines += !sf->seen[line];
+    sf->seen[line] = true;
+    sf->total[line] += sf->max[line];
+  }
   int64_t last_id = -1;
   long last = 0;
-  for (size_t k = 0; ok && k < s.n; k++) {
-    long i = module_file(L, t, paths, files, s.v[k].file, &last_id, &last);
-    src_file *sf = i < 0 ? NULL : &t->v[i];
-    ok = sf && grow(&sf->lines, &sf->caplines, sf->nlines + 1);
-    if (ok) {
-      sf->lines[sf->nlines++] = (line_count){(uint32_t)s.v[k].key, 0, s.v[k].count};
-      sf->merged = false;
-    }
-  }
   uint32_t points = 0;
   for (size_t k = 0; ok && k < nw; k++) {
     long i = module_file(L, t, paths, files, w[k].file, &last_id, &last);
@@ -633,7 +724,6 @@ static int l_files_add(lua_State *L) {
     if (w[k].point > points) points = w[k].point;
   }
   t->points += points;
-  free(s.v);
   free(w);
   if (why) {
     lua_pushnil(L);
@@ -658,26 +748,13 @@ static int l_files_paths(lua_State *L) {
   return 1;
 }
 
-/* The file whose path is at index 2, its lines sorted with one element per
- * line; NULL when no function added a row of it. */
-static src_file *merged_file(lua_State *L, src_files *t) {
+/* The file whose path is at index 2, or NULL. */
+static src_file *file_at(lua_State *L, src_files *t) {
   luaL_checkstring(L, 2);
   lua_getiuservalue(L, 1, 1);
   lua_pushvalue(L, 2);
   src_file *sf = lua_rawget(L, -2) == LUA_TNUMBER ? &t->v[lua_tointeger(L, -1) - 1] : NULL;
   lua_pop(L, 2);
-  if (!sf || sf->merged || sf->nlines == 0) return sf;
-  line_count *tmp = malloc(sf->nlines * sizeof *tmp);
-  if (!tmp) luaL_error(L, "out of memory");
-  sort_by_key(sf->lines, tmp, sf->nlines);
-  free(tmp);
-  size_t out = 0;
-  for (size_t k = 1; k < sf->nlines; k++) {
-    if (sf->lines[k].key == sf->lines[out].key) sf->lines[out].count += sf->lines[k].count;
-    else sf->lines[++out] = sf->lines[k];
-  }
-  sf->nlines = out + 1;
-  sf->merged = true;
   return sf;
 }
 
@@ -696,19 +773,21 @@ static bool row_format(lua_State *L, int arg, const char *who, int ncols, lp_for
  * FORMAT (lazyprobe.format_rows' directives, one per column), those rows
  * formatted, how many there are and how many have a count > 0. */
 static int l_files_lines(lua_State *L) {
-  src_file *sf = merged_file(L, luaL_checkudata(L, 1, SOURCE_FILES));
+  src_file *sf = file_at(L, luaL_checkudata(L, 1, SOURCE_FILES));
   size_t n = sf ? sf->nlines : 0;
+  uint32_t cap = sf ? sf->cap : 0;
   lp_format f;
   if (row_format(L, 3, "files:lines", 2, &f)) {
     luaL_Buffer b;
     lp_format_value v[2];
     lua_Integer hit = 0;
     luaL_buffinit(L, &b);
-    for (size_t k = 0; k < n; k++) {
-      lp_format_int(&v[0], f.pieces[0].directive, (lua_Integer)sf->lines[k].key);
-      lp_format_int(&v[1], f.pieces[1].directive, sf->lines[k].count);
+    for (uint32_t line = 0; line < cap; line++) {
+      if (!sf->seen[line]) continue;
+      lp_format_int(&v[0], f.pieces[0].directive, line);
+      lp_format_int(&v[1], f.pieces[1].directive, sf->total[line]);
       lp_format_row(&b, &f, v);
-      hit += sf->lines[k].count > 0;
+      hit += sf->total[line] > 0;
     }
     luaL_pushresult(&b);
     lua_pushinteger(L, (lua_Integer)n);
@@ -716,14 +795,14 @@ static int l_files_lines(lua_State *L) {
     return 3;
   }
   lua_createtable(L, (int)n, 0);
-  for (size_t k = 0; k < n; k++) {
-    lua_pushinteger(L, (lua_Integer)sf->lines[k].key);
-    lua_rawseti(L, -2, (lua_Integer)k + 1);
-  }
   lua_createtable(L, (int)n, 0);
-  for (size_t k = 0; k < n; k++) {
-    lua_pushinteger(L, sf->lines[k].count);
-    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  for (uint32_t line = 0, k = 0; line < cap; line++) {
+    if (!sf->seen[line]) continue;
+    k++;
+    lua_pushinteger(L, line);
+    lua_rawseti(L, -3, k);
+    lua_pushinteger(L, sf->total[line]);
+    lua_rawseti(L, -2, k);
   }
   return 2;
 }
@@ -735,7 +814,7 @@ typedef struct branch_row {
 /* The rows of files:branches of SF into *ROWS (malloc'd; NULL when none):
  * returns how many. */
 static size_t branch_rows(lua_State *L, src_file *sf, branch_row **rows) {
-  size_t n = sf ? sf->nways : 0, out = 0, l = 0;
+  size_t n = sf ? sf->nways : 0, out = 0;
   *rows = NULL;
   if (!n) return 0;
   line_count *tmp = malloc(n * sizeof *tmp);
@@ -753,8 +832,7 @@ static size_t branch_rows(lua_State *L, src_file *sf, branch_row **rows) {
   for (size_t k = 0; k < n; k++) {
     const line_count *w = &sf->ways[k];
     uint32_t line = (uint32_t)(w->key >> 32);
-    while (l < sf->nlines && sf->lines[l].key < line) l++;
-    if (l == sf->nlines || sf->lines[l].key != line) continue; /* not a line of the record */
+    if (line >= sf->cap || !sf->seen[line]) continue; /* not a line of the record */
     if (k == 0 || (uint32_t)(sf->ways[k - 1].key >> 32) != line) block = 0, way = 0;
     else if (sf->ways[k - 1].file != w->file) block++, way = 0;
     (*rows)[out++] = (branch_row){line, block, way++, w->count};
@@ -769,7 +847,7 @@ static size_t branch_rows(lua_State *L, src_file *sf, branch_row **rows) {
  * "-".  With FORMAT, as files:lines: the rows formatted, how many there are
  * and how many were taken (a count > 0). */
 static int l_files_branches(lua_State *L) {
-  src_file *sf = merged_file(L, luaL_checkudata(L, 1, SOURCE_FILES));
+  src_file *sf = file_at(L, luaL_checkudata(L, 1, SOURCE_FILES));
   lp_format f;
   bool text = row_format(L, 3, "files:branches", 4, &f);
   branch_row *r;
@@ -818,10 +896,14 @@ static int l_files_branches(lua_State *L) {
 static int l_files_gc(lua_State *L) {
   src_files *t = luaL_checkudata(L, 1, SOURCE_FILES);
   for (size_t i = 0; i < t->n; i++) {
-    free(t->v[i].lines);
+    free(t->v[i].total);
+    free(t->v[i].max);
+    free(t->v[i].epoch);
+    free(t->v[i].seen);
     free(t->v[i].ways);
   }
   free(t->v);
+  free(t->touched);
   *t = (src_files){0};
   return 0;
 }
