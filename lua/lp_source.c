@@ -6,7 +6,8 @@
  *   lazyprobe.branch_counts(f)  its conditional branch points, with how often
  *                               each way out was taken
  *   lazyprobe.source_files()    a table the two are added to function by
- *                               function, read back file by file
+ *                               function, read back file by file (as
+ *                               columns, or written in a format)
  *
  * Both read the function table of the run (f.module, f.address, f.size,
  * f.count, f.blocks, f.edges: counts merged over processes, or set by the
