@@ -231,25 +231,39 @@ static long side_index(const side_entries *se, uint64_t link) {
   return se && lo < se->n && se->at[lo] == link ? (long)lo : -1;
 }
 
-/* Where a copy's jump to TARGET, a side entry of a function of M, goes: the
- * place in that function's first copy, or the side_jump waiting for it; 0
- * when TARGET is none (or nothing is ready: the original). */
-static uint64_t side_entry(const process *p, const pmodule *m, uint64_t target) {
+/* The side entry at run-time TARGET of a function of M: its index in *SE,
+ * the side entries of function *G; -1 when TARGET is none. */
+static long side_at(const pmodule *m, uint64_t target, const side_entries **se, long *g) {
   const core_module *mod = m->file->module;
   const core_function *fn = core_module_function_at(mod, target - m->bias);
-  if (!fn || fn->part == CORE_NO_PART) return 0;
-  long g = (long)(fn - mod->functions);
-  const side_entries *se = sides_of(m, g);
-  long k = side_index(se, target - m->bias);
-  if (k < 0) return 0;
+  if (!fn || fn->part == CORE_NO_PART) return -1;
+  *g = (long)(fn - mod->functions);
+  *se = sides_of(m, *g);
+  return side_index(*se, target - m->bias);
+}
+
+/* Where a jump to side entry K of SE (function G of M, at run-time TARGET)
+ * goes: the place in G's first copy, or the side_jump waiting for it; 0
+ * when nothing is ready (the original). */
+static uint64_t side_goes(const process *p, const pmodule *m, const side_entries *se, long g, long k,
+                          uint64_t target) {
   const fn_state *f = &m->fns[g];
   uint64_t first = f->first_copy ? f->first_copy : f->copy;
   if (first && se->off[k] >= 0) return first + (uint64_t)se->off[k];
   uint32_t mi = (uint32_t)(m - p->mods);
-  for (size_t j = 0; j < p->nside_jumps; j++)
-    if (p->side_jumps[j].module == mi && p->side_jumps[j].function == (uint32_t)g && p->side_jumps[j].target == target)
-      return p->side_jumps[j].at;
+  for (size_t j = 0; j < p->nside_jumps; j++) {
+    const side_jump *sj = &p->side_jumps[j];
+    if (sj->module == mi && sj->function == (uint32_t)g && sj->target == target && !sj->to) return sj->at;
+  }
   return 0;
+}
+
+/* Where a copy's jump to TARGET goes when it is a side entry of a function
+ * of M (side_goes); 0 when it is none. */
+static uint64_t side_entry(const process *p, const pmodule *m, uint64_t target) {
+  const side_entries *se;
+  long g, k = side_at(m, target, &se, &g);
+  return k < 0 ? 0 : side_goes(p, m, se, g, k, target);
 }
 
 /* Side entries of M's other functions that PLAN's copy jumps to and that
@@ -258,12 +272,11 @@ static lp_status prepare_side_jumps(process *p, pmodule *m, const reloc_plan *pl
   const reloc_edge *edges = reloc_edges(plan);
   for (size_t e = 0; e < nedges; e++) {
     uint64_t t = edges[e].target;
-    long j;
-    if (edges[e].to != RELOC_EXIT || !t || process_module_at(p, t, &j) != m || j >= 0 || side_entry(p, m, t))
+    long j, g, k;
+    const side_entries *se;
+    if (edges[e].to != RELOC_EXIT || !t || process_module_at(p, t, &j) != m || j >= 0 ||
+        (k = side_at(m, t, &se, &g)) < 0 || side_goes(p, m, se, g, k, t))
       continue;
-    const core_function *fn = core_module_function_at(m->file->module, t - m->bias);
-    long g = fn ? (long)(fn - m->file->module->functions) : -1;
-    if (g < 0 || side_index(sides_of(m, g), t - m->bias) < 0) continue;
     if (p->nside_jumps == p->capside_jumps) {
       size_t cap = p->capside_jumps ? 2 * p->capside_jumps : 16;
       side_jump *grown = realloc(p->side_jumps, cap * sizeof *grown);
@@ -276,7 +289,7 @@ static lp_status prepare_side_jumps(process *p, pmodule *m, const reloc_plan *pl
     uint8_t jmp[JMP_REL32_SIZE];
     jmp_bytes(jmp, at, t);
     LP_CHECK(core_mem_write(&p->target, at, jmp, sizeof jmp));
-    p->side_jumps[p->nside_jumps++] = (side_jump){(uint32_t)(m - p->mods), (uint32_t)g, t, at};
+    p->side_jumps[p->nside_jumps++] = (side_jump){(uint32_t)(m - p->mods), (uint32_t)g, t, at, 0};
   }
   return LP_OK;
 }
@@ -698,13 +711,11 @@ static lp_status point_side_jumps(process *p, pmodule *m, long i, uint64_t copy)
   uint32_t mi = (uint32_t)(m - p->mods);
   for (size_t j = 0; se && se->n && j < p->nside_jumps; j++) {
     side_jump *sj = &p->side_jumps[j];
-    long k = sj->module == mi && sj->function == (uint32_t)i ? side_index(se, sj->target - m->bias) : -1;
+    long k = sj->module == mi && sj->function == (uint32_t)i && !sj->to ? side_index(se, sj->target - m->bias) : -1;
     if (k < 0 || se->off[k] < 0) continue;
-    uint64_t to = copy + (uint64_t)se->off[k];
+    sj->to = copy + (uint64_t)se->off[k]; /* also where a thread that meets its int3 goes */
     uint8_t jmp[JMP_REL32_SIZE];
-    jmp_bytes(jmp, sj->at, to);
-    sj->target = to;           /* where a thread that meets its int3 goes */
-    sj->function = UINT32_MAX; /* done */
+    jmp_bytes(jmp, sj->at, sj->to);
     LP_CHECK(write_under_int3(p, sj->at, jmp, sizeof jmp, false));
   }
   return LP_OK;
@@ -714,7 +725,7 @@ static lp_status point_side_jumps(process *p, pmodule *m, long i, uint64_t copy)
  * function's copy goes (0: AT is none). */
 static uint64_t side_jump_to(const process *p, uint64_t at) {
   for (size_t j = 0; j < p->nside_jumps; j++)
-    if (p->side_jumps[j].at == at && p->side_jumps[j].function == UINT32_MAX) return p->side_jumps[j].target;
+    if (p->side_jumps[j].at == at && p->side_jumps[j].to) return p->side_jumps[j].to;
   return 0;
 }
 

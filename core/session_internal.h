@@ -74,13 +74,15 @@ typedef struct side_entries {
   int64_t *off;
 } side_entries;
 
-/* A jump of a copy to a side entry of a function that has no copy yet: the
- * 5-byte jmp it goes through, at AT, until that function's first copy. */
+/* A jump of a copy to a side entry of a function that had no copy yet: the
+ * 5-byte jmp it goes through, at AT, to TARGET until that function's first
+ * copy, then to TO there. */
 typedef struct side_jump {
   uint32_t module;        /* in the process's mods */
   uint32_t function;
   uint64_t target;        /* run-time */
   uint64_t at;
+  uint64_t to;            /* 0 while it goes to TARGET */
 } side_jump;
 
 /* A module file, opened once per session and shared by every process that

@@ -33,21 +33,20 @@
 
 #include "reloc_internal.h"
 
-/* FROM_PAD[b]: a side entry reaches block B; false when the function has none. */
-static bool reached_from_pads(const reloc_plan *p, bool *from_pad, uint32_t *stack) {
+/* FROM_SIDE[b]: a side entry reaches block B; false when the function has none. */
+static bool reached_from_side(const reloc_plan *p, bool *from_side, uint32_t *stack) {
   size_t nb = p->nblocks, depth = 0;
-  bool any = false;
   for (size_t b = 0; b < nb; b++) {
-    from_pad[b] = p->insns[p->order[p->bdata[b].first]].entered;
-    if (from_pad[b]) stack[depth++] = (uint32_t)b;
+    from_side[b] = p->blocks[b].entered;
+    if (from_side[b]) stack[depth++] = (uint32_t)b;
   }
-  any = depth > 0;
+  bool any = depth > 0;
   while (depth) {
     const reloc_bdata *bd = &p->bdata[stack[--depth]];
     for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++) {
       uint32_t to = p->edges[e].to;
-      if (to != RELOC_EXIT && !from_pad[to]) {
-        from_pad[to] = true;
+      if (to != RELOC_EXIT && !from_side[to]) {
+        from_side[to] = true;
         stack[depth++] = to;
       }
     }
@@ -62,14 +61,14 @@ lp_status reloc_place_cover(reloc_plan *p, const reloc_dom *d) {
     p->blocks[b].cover = RELOC_COVER_PROBE;
   }
   if (p->probes.blocks != RELOC_BLOCKS_COVER || nb == 0) return LP_OK;
-  bool *from_pad = malloc(nb * sizeof *from_pad);
+  bool *from_side = malloc(nb * sizeof *from_side);
   uint32_t *stack = malloc(nb * sizeof *stack);
-  if (!from_pad || !stack) {
-    free(from_pad);
+  if (!from_side || !stack) {
+    free(from_side);
     free(stack);
     return lp_fail("out of memory");
   }
-  bool pads = reached_from_pads(p, from_pad, stack);
+  bool sides = reached_from_side(p, from_side, stack);
   for (size_t k = 0; k < d->nreached; k++) {
     uint32_t b = d->rpo[k];
     const reloc_bdata *bd = &p->bdata[b];
@@ -78,16 +77,16 @@ lp_status reloc_place_cover(reloc_plan *p, const reloc_dom *d) {
       p->blocks[b].cover = RELOC_COVER_ENTRY;
       continue;
     }
-    if (pads && from_pad[b]) continue; /* its own probe, its own idom */
+    if (sides && from_side[b]) continue; /* its own probe, its own idom */
     bool needs = p->blocks[b].leaks || bd->nout == 0;
     for (size_t e = bd->first_edge; !needs && e < bd->first_edge + bd->nout; e++) {
       uint32_t to = p->edges[e].to;
-      needs = to == RELOC_EXIT || (pads && from_pad[to]) || !reloc_dom_strictly(d, b, to);
+      needs = to == RELOC_EXIT || (sides && from_side[to]) || !reloc_dom_strictly(d, b, to);
     }
     p->blocks[b].idom = d->idom[b];
     if (!needs) p->blocks[b].cover = RELOC_COVER_DOMINATED;
   }
-  free(from_pad);
+  free(from_side);
   free(stack);
   return LP_OK;
 }
