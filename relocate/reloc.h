@@ -245,9 +245,11 @@ int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig);
 
 /* Where the side entry at original address ORIG is in the copy (offset),
  * where the copy's LSDA sends the unwinder and the other part's copy jumps:
- * the start of its block, its probes first (under arcs its counter of the
- * entries from outside); -1 when ORIG was not decoded as one: the original
- * body. */
+ * the start of its block, its probes first; under arcs, where the block
+ * counts the entries from outside: its start when only they enter it (a
+ * landing pad), else a stub after the blocks that counts and jumps there
+ * (the other part's jump back to a block its own edges reach too); -1 when
+ * ORIG was not decoded as one: the original body. */
 int64_t reloc_side_entry_offset(const reloc_plan *plan, uint64_t orig);
 
 /* Where a thread of the original goes on in the copy (offset), or -1: one

@@ -568,11 +568,11 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
   for (size_t k = 0; k < p->n; k++) p->order[k] = (p->entry_index + k) % p->n;
 
   if (reloc_build_cfg(p) != LP_OK) goto out;
-  if (!(p->block_off = malloc((p->nblocks ? p->nblocks : 1) * sizeof *p->block_off))) {
+  if (!(p->side_off = malloc((p->nblocks ? p->nblocks : 1) * sizeof *p->side_off))) {
     lp_fail("out of memory");
     goto out;
   }
-  for (size_t b = 0; b < p->nblocks; b++) p->block_off[b] = -1; /* until emitted */
+  for (size_t b = 0; b < p->nblocks; b++) p->side_off[b] = -1; /* until emitted */
   reloc_flags_liveness(p);
   if (p->probes.blocks == RELOC_BLOCKS_COVER &&
       !(p->cover_off = malloc((p->nblocks ? p->nblocks : 1) * sizeof *p->cover_off))) {
@@ -700,8 +700,8 @@ size_t reloc_jumps_into(const reloc_function_desc *code, uint64_t from, uint64_t
 
 int64_t reloc_side_entry_offset(const reloc_plan *plan, uint64_t orig) {
   long i = reloc_insn_at(plan, orig);
-  if (i < 0 || !plan->insns[i].entered || !plan->block_off) return -1;
-  return plan->block_off[plan->insns[i].block];
+  if (i < 0 || !plan->insns[i].entered || !plan->side_off) return -1;
+  return plan->side_off[plan->insns[i].block];
 }
 
 int64_t reloc_resume_offset(const reloc_plan *plan, uint64_t orig, bool after_call) {
@@ -754,7 +754,7 @@ void reloc_plan_free(reloc_plan *plan) {
   free(plan->order);
   free(plan->copy_off);
   free(plan->cover_off);
-  free(plan->block_off);
+  free(plan->side_off);
   free(plan->blocks);
   free(plan->bdata);
   free(plan->edges);

@@ -69,7 +69,9 @@ struct reloc_plan {
   size_t *order;      /* layout order: the entry and what follows it, then what lies below */
   int64_t *copy_off;
   int64_t *cover_off;  /* per block: offset of its cover probe in the copy, or -1 */
-  int64_t *block_off;  /* per block: offset of its start in the copy (probes first), or -1 */
+  int64_t *side_off;   /* per block entered from outside its graph: where such an entry lands in
+                          the copy (its start, probes first; under arcs, when its edges enter it
+                          too, a stub that counts the entry and jumps there), or -1 */
   uint8_t *covered;    /* probes.covered, the plan's own copy */
   reloc_table *tables;
   size_t ntables;

@@ -4,19 +4,20 @@
  * depend on the destination or the counters (e9patch style).  Layout: blocks
  * in block order (entry first), the entry counter on top of block 0, each
  * block's probe at its start (not the cover probes reloc_probes.covered says
- * ran, in a second copy), with a side entry's counter (arcs) and the probe
- * of the counted edge that is its only way in, a jmp where a fall-through is
- * broken, then the stubs of the counted edges that need one (probe; jmp
- * target), then the
- * rewritten jump tables.  A block the compiler aligned is aligned again, and
- * jumps to labels are short where they reach (x64_writer.h, relaxation):
- * the copy keeps the shape of the code it stands for, whose rel32 forms and
- * lost alignment cost a dispatch loop 17 % (docs/PERFORMANCE.md).  Probes
- * that land at one point are queued and
+ * ran, in a second copy), with a side entry's counter (arcs; when only
+ * entries from outside enter the block) and the probe of the counted edge
+ * that is its only way in, a jmp where a fall-through is broken; then the
+ * stubs of the counted edges that need one (probe; jmp target), those of
+ * the side entries into blocks their own edges enter too (counter; jmp
+ * block), then the rewritten jump tables.  A block the compiler aligned is
+ * aligned again, and jumps to labels are short where they reach
+ * (x64_writer.h, relaxation): the copy keeps the shape of the code it stands
+ * for, whose rel32 forms and lost alignment cost a dispatch loop 17 %
+ * (docs/PERFORMANCE.md).  Probes that land at one point are queued and
  * written together, sharing one save of rax (or of the flags, for lock inc)
- * where the flags are live (DynamoRIO's drx style).  The
- * emission also records the origin map (reloc.h): which original address
- * each range of the copy stands for, for unwind information. */
+ * where the flags are live (DynamoRIO's drx style).  The emission also
+ * records the origin map (reloc.h): which original address each range of
+ * the copy stands for, for unwind information. */
 #include <stdlib.h>
 
 #include "reloc_internal.h"
@@ -227,6 +228,12 @@ static size_t padding_from(const reloc_plan *p, size_t b) {
   return k;
 }
 
+/* Whether block B, entered from outside its graph, counts those entries
+ * (arcs) in a stub of its own: its edges enter it too. */
+static bool side_stub(const reloc_plan *p, size_t b) {
+  return p->probes.arcs && p->blocks[b].entered && p->bdata[b].npreds > 0;
+}
+
 /* Writes block B; FALLS_IN: the block written before runs into it.  True
  * when B runs into the next block. */
 static bool write_block(layout_ctx *c, size_t b, int64_t *copy_off, bool falls_in) {
@@ -248,13 +255,14 @@ static bool write_block(layout_ctx *c, size_t b, int64_t *copy_off, bool falls_i
     }
   }
   x64_put_label(c->w, L_BLOCK(b));
-  if (c->record && c->record->block_off) c->record->block_off[b] = (int64_t)c->w->offset;
+  bool entered_here = p->blocks[b].entered && !side_stub(p, b);
+  if (entered_here && c->record && c->record->side_off) c->record->side_off[b] = (int64_t)c->w->offset;
   if (pr->blocks == RELOC_BLOCKS_COUNT ||
       (pr->blocks == RELOC_BLOCKS_COVER && p->blocks[b].cover == RELOC_COVER_PROBE && !covered)) {
     queue(c, p->block_slot + b, pr->blocks == RELOC_BLOCKS_COVER, bd->live_in != 0);
     c->queue[c->nqueued - 1].block = (long)b;
   }
-  if (pr->arcs && p->blocks[b].entered) /* the unwinder's entries: a virtual edge of the flow */
+  if (pr->arcs && entered_here) /* the entries from outside: a virtual edge of the flow */
     queue(c, p->side_slot + bd->side, false, bd->live_in != 0);
   if (bd->npreds == 1 && p->edges[bd->pred].counted && p->edata[bd->pred].place == PLACE_AT_TARGET)
     queue_edge(c, bd->pred);
@@ -339,6 +347,14 @@ lp_status reloc_layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, in
     queue_edge(&c, e);
     flush(&c);
     jmp_to(&c, &p->edges[e], p->edges[e].target);
+  }
+  for (size_t b = 0; b < p->nblocks; b++) { /* side stubs */
+    if (!side_stub(p, b)) continue;
+    origin(&c, p->blocks[b].addr);
+    if (c.record && c.record->side_off) c.record->side_off[b] = (int64_t)w->offset;
+    queue(&c, p->side_slot + p->bdata[b].side, false, p->bdata[b].live_in != 0);
+    flush(&c);
+    x64_put_jmp_label(w, L_BLOCK(b));
   }
   write_tables(&c);
   if (nsaved) *nsaved = c.nsaved;

@@ -837,14 +837,14 @@ def test_cxx_gcov(ctx):
     return rt.gcov_compare(ctx, name, os.path.join(REAL, 'cxx_throw.cpp'), None, plain, covbin)
 
 
-def cxx_arcs_problems(ctx, name, binary, counts):
-    """cxx/exceptions/OPT/arcs: tests/real/cxx_throw.cpp under arcs: flow
-    conserved at every block with the unwinder's entries into the landing
-    pads (`side_entries`, counted there; guarded_fail's pad comes right after a
-    call of a [[noreturn]] function, where the decoder also runs into it),
-    each block's count from the flow equal to callgrind's count of its first
-    instruction (what follows a catch runs in the copy), and the entry
-    counts known by construction."""
+def side_arcs_problems(ctx, name, binary, counts, expect, min_entered, what):
+    """The /arcs check of side_blocks_test: under arcs, flow conserved at
+    every block with the entries from outside its graph (`side_entries`:
+    the unwinder's into landing pads, a cold part's jumps back, each counted
+    by a counter of its own), each block's count from the flow equal to
+    callgrind's count of its first instruction, the entry counts known by
+    construction (EXPECT: {name: count}), and at least MIN_ENTERED entries
+    from outside counted (WHAT they are)."""
     outdir = os.path.join(ctx.scratch(name), 'out')
     cmd = [ctx.lp, 'run', '-c', rt.DUMP_ARCS, '-o', outdir, '--', binary]
     probs = same_as_native(rt.run_proc([binary]), rt.run_proc(cmd, timeout=RUN_TIMEOUT))
@@ -854,7 +854,7 @@ def cxx_arcs_problems(ctx, name, binary, counts):
         return probs + ['dump.json: %s' % e + repro(cmd)]
     probs += rt.flow_problems(funcs, 'run')
     got = {f['name']: f.get('count') for f in funcs}
-    for fn, n in CXX_EXPECT.items():
+    for fn, n in expect.items():
         if got.get(fn) != n:
             probs.append('%s: count %s, want %d' % (fn, got.get(fn), n))
     entered = 0
@@ -866,36 +866,75 @@ def cxx_arcs_problems(ctx, name, binary, counts):
             if 'count' in b and b['count'] != counts.get(b['address'], 0):
                 probs.append('%s block %d at 0x%x: count %d, callgrind %d' %
                              (f['name'], i, b['address'], b['count'], counts.get(b['address'], 0)))
-    if entered < 20 + 20 + 20 + 20 + 5 + 5:  # level0's catch, the guards of level1..3, local_catch's, guarded_fail's
-        probs.append('the landing pads counted %d entries of the unwinder' % entered)
+    if entered < min_entered:
+        probs.append('%s: %d entries counted, want %d or more' % (what, entered, min_entered))
     if probs:
         probs[0] += repro(cmd)
     return probs
 
 
-def test_cxx_blocks(ctx, opt):
-    """cxx/exceptions/OPT/blocks, /cover and /arcs: run_tests.test_blocks on
-    tests/real/cxx_throw.cpp (-O0 or -O2, non-PIE): every block's count equals
-    callgrind's count of its first instruction, landing pads' blocks (their
-    probe runs first: the copy's LSDA sends the unwinder to the block's
-    start) and the code after a catch included, and nothing ran in a
-    relocated function outside its blocks; and cxx_arcs_problems."""
-    names = ['cxx/exceptions/%s/%s' % (opt, kind) for kind in ('blocks', 'cover', 'arcs')]
+def side_blocks_test(ctx, prefix, out_name, srcs, flags, cc, expect, min_entered, what, stripped=False):
+    """PREFIX/blocks, /cover and /arcs: run_tests.test_blocks on a program of
+    tests/real built non-PIE: every block's count equals callgrind's count of
+    its first instruction, the blocks entered from outside their graph
+    (landing pads, where a cold part jumps back) and what follows them
+    included, and nothing ran in a relocated function outside its blocks;
+    and side_arcs_problems.  STRIPPED: the binary stripped, where gcc's cold
+    parts are fn_ADDR like every function and are linked to their hot parts
+    by the jumps between them (EXPECT's names found by the unstripped
+    binary's addresses)."""
+    names = ['%s/%s' % (prefix, kind) for kind in ('blocks', 'cover', 'arcs')]
     if not shutil.which('valgrind'):
         return [(n, ['valgrind not installed']) for n in names]
-    binary, err = build(ctx, 'cxx_throw.%snopie' % opt, ['cxx_throw.cpp'], ['-' + opt, '-g', '-no-pie', '-Wall'],
-                        cc='g++')
+    binary, err = build(ctx, out_name, srcs, flags + ['-g', '-no-pie', '-Wall'], cc=cc)
     if err:
         return [(n, [err]) for n in names]
+    if stripped:
+        syms = ctx.syms(binary)
+        if missing_syms(syms, expect):
+            return [(n, ['not in symtab: %s' % missing_syms(syms, expect)]) for n in names]
+        expect = {'fn_%x' % syms[n]: c for n, c in expect.items()}
+        plain, binary = binary, binary + '.stripped'
+        r = subprocess.run(['strip', '-o', binary, plain], capture_output=True, text=True)
+        if r.returncode != 0:
+            return [(n, ['strip failed: ' + r.stderr.strip()]) for n in names]
     cg, err = rt.run_callgrind_instr(binary, None, os.path.join(ctx.scratch(names[0]), 'callgrind.out'))
     if err:
         return [(n, [err]) for n in names]
     counts = rt.exe_instr_counts(cg, binary)
     nst, nout, _, _ = rt.run_proc([binary])
-    prog = collections.namedtuple('prog', 'name stdin expect')('cxx_throw', None, list(CXX_EXPECT.items()))
+    prog = collections.namedtuple('prog', 'name stdin expect')(out_name, None, list(expect.items()))
     return [(name, rt.block_problems(ctx, prog, binary, counts, (nst, nout), collector, kind, name))
             for name, collector, kind in zip(names, (rt.DUMP_BLOCKS, rt.DUMP_BLOCKS_COVER), ('count', 'cover'))] + \
-        [(names[2], cxx_arcs_problems(ctx, names[2], binary, counts)[:8])]
+        [(names[2], side_arcs_problems(ctx, names[2], binary, counts, expect, min_entered, what)[:8])]
+
+
+def test_cxx_blocks(ctx, opt, stripped=False):
+    """cxx/exceptions/OPT/{blocks,cover,arcs} (side_blocks_test) on
+    tests/real/cxx_throw.cpp at -O0 or -O2: landing pads' blocks (their probe
+    runs first: the copy's LSDA sends the unwinder to the block's start;
+    guarded_fail's pad comes right after a call of a [[noreturn]] function,
+    where the decoder also runs into it) and the code after a catch counted;
+    O2-stripped: the same binary stripped."""
+    return side_blocks_test(ctx, 'cxx/exceptions/%s%s' % (opt, '-stripped' if stripped else ''),
+                            'cxx_throw.%snopie' % opt, ['cxx_throw.cpp'], ['-' + opt], 'g++', CXX_EXPECT,
+                            20 + 20 + 20 + 20 + 5 + 5,  # level0's catch, level1..3's guards, local_catch's, guarded_fail's
+                            "the unwinder's entries into landing pads", stripped)
+
+
+COLD_THREADS_EXPECT = {'work': 1000, 'rare': 10, 'spin': 1, 'main': 1}
+
+
+def test_cold_threads(ctx, stripped):
+    """cold/threads/{blocks,cover,arcs} (side_blocks_test) on
+    tests/real/cold_threads.c at -O2: work.cold jumps back into work at a
+    block work's own edges reach too (its counter of those entries is in a
+    stub of its own, not at the block's start, which counted every run:
+    1990 for 1000 under arcs), and work's copy is made while a second thread
+    runs, so the jump from work.cold's copy is pointed at it under an int3."""
+    return side_blocks_test(ctx, 'cold/threads' + ('-stripped' if stripped else ''), 'cold_threads',
+                            ['cold_threads.c'], ['-O2', '-pthread'], 'gcc', COLD_THREADS_EXPECT, 10,
+                            "work.cold's jumps back into work", stripped)
 
 
 def backtrace_lines(out):
@@ -1984,6 +2023,7 @@ def jobs(ctx):
     j.append(('cxx/exceptions/O0/gcov', lambda: test_cxx_gcov(ctx)))
     for o in ('O0', 'O2'):
         j.append(('cxx/exceptions/%s/blocks' % o, lambda o=o: test_cxx_blocks(ctx, o)))
+    j.append(('cold/threads/blocks', lambda: test_cold_threads(ctx, False)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))
     for t in (1, 2):
         j.append(('arcs/retree/%dthreads' % t, lambda t=t: test_retree(ctx, t)))

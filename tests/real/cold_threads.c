@@ -1,0 +1,52 @@
+/* gcc's cold parts made while another thread runs.  At -O2 gcc moves
+ * work()'s unlikely branch into work.cold, which jumps back into work; main
+ * calls work() for the first time only once a second thread is running
+ * (spin: a fixed number of rounds), so the side jumps from work.cold's copy
+ * into work's are pointed at work's copy under int3s.  work 1000 calls
+ * (its unlikely branch 10 times), spin 1, rare 10, main 1. */
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+
+static sem_t started;
+static volatile unsigned long sink;
+
+__attribute__((noinline, cold)) static unsigned long rare(int i) {
+  fprintf(stderr, "rare %d\n", i);
+  return (unsigned long)i * 7;
+}
+
+__attribute__((noinline)) unsigned long work(int i) {
+  unsigned long r = (unsigned long)i * 3;
+  if (__builtin_expect(i % 100 == 7, 0)) {
+    r += rare(i);
+    if (r & 1) r ^= 0x55;
+  }
+  r ^= (unsigned long)i >> 2;
+  if (i & 1) r += 11;
+  return r;
+}
+
+__attribute__((noinline)) static void *spin(void *arg) {
+  (void)arg;
+  sem_post(&started);
+  unsigned long x = 0;
+  for (unsigned long k = 0; k < 200000000ul; k++) x += k ^ (x >> 3);
+  sink = x;
+  return NULL;
+}
+
+/* Through a pointer: not relocated along with main, before spin starts. */
+static unsigned long (*volatile work_ptr)(int) = work;
+
+int main(void) {
+  pthread_t t;
+  sem_init(&started, 0, 0);
+  if (pthread_create(&t, NULL, spin, NULL)) return 2;
+  sem_wait(&started);
+  unsigned long s = 0;
+  for (int i = 0; i < 1000; i++) s += work_ptr(i);
+  pthread_join(t, NULL);
+  printf("%lu\n", s);
+  return 0;
+}
