@@ -163,19 +163,21 @@ typedef struct link_ctx {
 /* {=== a function's other part ===
  *
  * gcc moves the unlikely code of a function into a part of its own,
- * NAME.cold (core_function.part): the hot part jumps into it, anywhere, and
- * it jumps back into the hot part, anywhere (after a catch, say).  Each
- * part's copy is planned with the places the other jumps to as side entries
- * (decoded, entered by no edge of its graph, as landing pads are:
- * reloc_function_desc.entered), and a copy's jump to one of them goes to
- * that place in the other part's first copy.  When the other part has no
- * copy yet (the cold part is copied first, as a callee of the hot one), the
- * jump goes through a 5-byte jmp of its own in the arena (a side_jump),
- * which goes to the original code until that part's first copy is made,
- * then to the place in it (an int3 first: a thread that meets it goes on
- * there, breaks_on_trap). */
+ * NAME.cold (core_function.part; in a stripped module both parts are fn_ADDR
+ * and are linked by their jumps, link_unnamed_parts): the hot part jumps
+ * into it, anywhere, and it jumps back into the hot part, anywhere (after a
+ * catch, say).  Each part's copy is planned with the places the other jumps
+ * to as side entries (decoded, entered by no edge of its graph, as landing
+ * pads are: reloc_function_desc.entered), and a copy's jump to one of them
+ * goes to that place in the other part's first copy.  When the other part
+ * has no copy yet (the cold part is copied first, as a callee of the hot
+ * one), the jump goes through a 5-byte jmp of its own in the arena (a
+ * side_jump), which goes to the original code until that part's first copy
+ * is made, then to the place in it (an int3 first, unless nothing runs
+ * meanwhile: a thread that meets it goes on there, breaks_on_trap). */
 
 #define MAX_SIDE_ENTRIES 4096
+#define SIDE_JUMP_ROOM 8 /* a side_jump's bytes in the arena: its jmp, then int3s */
 
 static int by_link(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -184,32 +186,20 @@ static int by_link(const void *a, const void *b) {
 
 static reloc_function_desc function_desc(const pmodule *m, const core_function *fn, reloc_cfi *cfi);
 
-/* The side entries of function I of M (where its other part jumps into it),
- * found once per module file; NULL without memory. */
-static const side_entries *sides_of(const pmodule *m, long i) {
-  module_file *file = m->file;
-  const core_module *mod = file->module;
-  if (!file->sides && !(file->sides = calloc(mod->nfunctions, sizeof *file->sides))) return NULL;
-  side_entries *se = &file->sides[i];
-  if (se->scanned) return se;
-  const core_function *fn = &mod->functions[i];
+/* Function I's side_entries in FILE (allocated for all on first use); NULL
+ * without memory. */
+static side_entries *side_slot(module_file *file, long i) {
+  if (!file->sides && !(file->sides = calloc(file->module->nfunctions, sizeof *file->sides))) return NULL;
+  return &file->sides[i];
+}
+
+/* Makes SE hold the N run-time places AT (M's bias off), sorted. */
+static void set_sides(side_entries *se, const pmodule *m, const uint64_t *at, size_t n) {
   se->scanned = true;
-  if (fn->part == CORE_NO_PART) return se;
-  const core_function *other = &mod->functions[fn->part];
-  reloc_cfi cfi;
-  reloc_function_desc code = function_desc(m, other, &cfi);
-  uint64_t at[MAX_SIDE_ENTRIES];
-  size_t n = reloc_jumps_into(&code, code.lo, code.hi, fn->addr + m->bias + 1, fn->addr + m->bias + fn->size, at,
-                              MAX_SIDE_ENTRIES);
-  if (n > MAX_SIDE_ENTRIES) n = MAX_SIDE_ENTRIES;
-  if (!n) return se;
-  se->at = malloc(n * sizeof *se->at);
-  se->off = malloc(n * sizeof *se->off);
-  if (!se->at || !se->off) {
+  if (!n || !(se->at = malloc(n * sizeof *se->at)) || !(se->off = malloc(n * sizeof *se->off))) {
     free(se->at);
-    free(se->off);
-    *se = (side_entries){true, 0, NULL, NULL};
-    return se;
+    se->at = NULL;
+    return;
   }
   for (size_t k = 0; k < n; k++) {
     se->at[k] = at[k] - m->bias;
@@ -217,7 +207,49 @@ static const side_entries *sides_of(const pmodule *m, long i) {
   }
   qsort(se->at, n, sizeof *se->at, by_link);
   se->n = (uint32_t)n;
+}
+
+/* The side entries of function I of M (where its other part jumps into it),
+ * found once per module file (sides_from_plan, else a linear decode of the
+ * other part); NULL without memory. */
+static const side_entries *sides_of(const pmodule *m, long i) {
+  const core_module *mod = m->file->module;
+  side_entries *se = side_slot(m->file, i);
+  if (!se || se->scanned) return se;
+  const core_function *fn = &mod->functions[i];
+  if (fn->part == CORE_NO_PART) {
+    se->scanned = true;
+    return se;
+  }
+  reloc_cfi cfi;
+  reloc_function_desc code = function_desc(m, &mod->functions[fn->part], &cfi);
+  uint64_t at[MAX_SIDE_ENTRIES];
+  size_t n = reloc_jumps_into(&code, code.lo, code.hi, fn->addr + m->bias + 1, fn->addr + m->bias + fn->size, at,
+                              MAX_SIDE_ENTRIES);
+  set_sides(se, m, at, n < MAX_SIDE_ENTRIES ? n : MAX_SIDE_ENTRIES);
   return se;
+}
+
+/* Once function I of M is planned (PLAN, NEDGES edges), where it jumps into
+ * its other part, when not known yet: its jumps out of its graph there
+ * (the part is usually planned next, as its callee; a linear decode of a
+ * hot part costs more than its plan's edges). */
+static void sides_from_plan(const pmodule *m, long i, const reloc_plan *plan, size_t nedges) {
+  const core_function *fn = &m->file->module->functions[i];
+  side_entries *se = fn->part != CORE_NO_PART ? side_slot(m->file, fn->part) : NULL;
+  if (!se || se->scanned) return;
+  const core_function *other = &m->file->module->functions[fn->part];
+  uint64_t lo = other->addr + m->bias + 1, hi = other->addr + m->bias + other->size;
+  const reloc_edge *edges = reloc_edges(plan);
+  uint64_t at[MAX_SIDE_ENTRIES];
+  size_t n = 0;
+  for (size_t e = 0; e < nedges && n < MAX_SIDE_ENTRIES; e++) {
+    uint64_t t = edges[e].target;
+    bool seen = edges[e].to != RELOC_EXIT || t < lo || t >= hi;
+    for (size_t k = 0; k < n && !seen; k++) seen = at[k] == t;
+    if (!seen) at[n++] = t;
+  }
+  set_sides(se, m, at, n);
 }
 
 /* The side entry of SE at link-time address LINK, or -1. */
@@ -250,10 +282,9 @@ static uint64_t side_goes(const process *p, const pmodule *m, const side_entries
   const fn_state *f = &m->fns[g];
   uint64_t first = f->first_copy ? f->first_copy : f->copy;
   if (first && se->off[k] >= 0) return first + (uint64_t)se->off[k];
-  uint32_t mi = (uint32_t)(m - p->mods);
-  for (size_t j = 0; j < p->nside_jumps; j++) {
-    const side_jump *sj = &p->side_jumps[j];
-    if (sj->module == mi && sj->function == (uint32_t)g && sj->target == target && !sj->to) return sj->at;
+  for (uint32_t j = f->side_jumps; j; j = p->side_jumps[j - 1].before) {
+    const side_jump *sj = &p->side_jumps[j - 1];
+    if (sj->target == target && !sj->to) return sj->at;
   }
   return 0;
 }
@@ -267,31 +298,55 @@ static uint64_t side_entry(const process *p, const pmodule *m, uint64_t target) 
 }
 
 /* Side entries of M's other functions that PLAN's copy jumps to and that
- * have no copy yet: a side_jump for each (to the original until then). */
+ * have no copy yet: a side_jump for each (to the original until then), all
+ * in one piece of the arena, written at once (8 bytes each: the jmp, int3s). */
 static lp_status prepare_side_jumps(process *p, pmodule *m, const reloc_plan *plan, size_t nedges) {
   const reloc_edge *edges = reloc_edges(plan);
-  for (size_t e = 0; e < nedges; e++) {
+  uint64_t *wanted = NULL; /* target, function: pairs */
+  size_t n = 0, cap = 0;
+  lp_status st = LP_OK;
+  for (size_t e = 0; e < nedges && st == LP_OK; e++) {
     uint64_t t = edges[e].target;
     long j, g, k;
     const side_entries *se;
     if (edges[e].to != RELOC_EXIT || !t || process_module_at(p, t, &j) != m || j >= 0 ||
         (k = side_at(m, t, &se, &g)) < 0 || side_goes(p, m, se, g, k, t))
       continue;
-    if (p->nside_jumps == p->capside_jumps) {
-      size_t cap = p->capside_jumps ? 2 * p->capside_jumps : 16;
-      side_jump *grown = realloc(p->side_jumps, cap * sizeof *grown);
-      if (!grown) return lp_fail("out of memory");
-      p->side_jumps = grown;
-      p->capside_jumps = cap;
+    bool seen = false;
+    for (size_t q = 0; q < n && !seen; q++) seen = wanted[2 * q] == t;
+    if (seen) continue;
+    if (n == cap) {
+      cap = cap ? 2 * cap : 8;
+      uint64_t *grown = realloc(wanted, 2 * cap * sizeof *grown);
+      if (!grown) st = lp_fail("out of memory");
+      else wanted = grown;
     }
-    uint64_t at;
-    LP_CHECK(shm_arena_alloc(&m->arena, JMP_REL32_SIZE, 8, &at));
-    uint8_t jmp[JMP_REL32_SIZE];
-    jmp_bytes(jmp, at, t);
-    LP_CHECK(core_mem_write(&p->target, at, jmp, sizeof jmp));
-    p->side_jumps[p->nside_jumps++] = (side_jump){(uint32_t)(m - p->mods), (uint32_t)g, t, at, 0};
+    if (st == LP_OK) wanted[2 * n] = t, wanted[2 * n + 1] = (uint64_t)g, n++;
   }
-  return LP_OK;
+  if (st == LP_OK && p->nside_jumps + n > p->capside_jumps) {
+    size_t want = p->capside_jumps ? 2 * p->capside_jumps : 16;
+    while (want < p->nside_jumps + n) want *= 2;
+    side_jump *grown = realloc(p->side_jumps, want * sizeof *grown);
+    if (!grown) st = lp_fail("out of memory");
+    else p->side_jumps = grown, p->capside_jumps = want;
+  }
+  uint8_t *bytes = st == LP_OK && n ? malloc(n * SIDE_JUMP_ROOM) : NULL;
+  uint64_t at = 0;
+  if (n && st == LP_OK && !bytes) st = lp_fail("out of memory");
+  if (n && st == LP_OK) st = shm_arena_alloc(&m->arena, n * SIDE_JUMP_ROOM, SIDE_JUMP_ROOM, &at);
+  if (n && st == LP_OK) {
+    memset(bytes, INT3, n * SIDE_JUMP_ROOM);
+    for (size_t q = 0; q < n; q++) jmp_bytes(bytes + q * SIDE_JUMP_ROOM, at + q * SIDE_JUMP_ROOM, wanted[2 * q]);
+    st = core_mem_write(&p->target, at, bytes, n * SIDE_JUMP_ROOM);
+  }
+  for (size_t q = 0; q < n && st == LP_OK; q++) {
+    uint32_t g = (uint32_t)wanted[2 * q + 1];
+    p->side_jumps[p->nside_jumps++] = (side_jump){wanted[2 * q], at + q * SIDE_JUMP_ROOM, 0, m->fns[g].side_jumps};
+    m->fns[g].side_jumps = (uint32_t)p->nside_jumps;
+  }
+  free(bytes);
+  free(wanted);
+  return st;
 }
 
 /* }=== */
@@ -685,6 +740,55 @@ static reloc_function_desc desc_with_sides(const pmodule *m, const core_function
   return desc;
 }
 
+/* In a stripped module gcc's parts have no names to be linked by (both are
+ * fn_ADDR, from their FDEs).  A function with no symbol whose frame does not
+ * start as a call leaves it (a part of another function's frame), and whose
+ * jumps out of itself land inside one other function and only there (past
+ * its first byte: not a tail call), is that function's other part.  All of
+ * a module file's are linked before its first plan (a part's link must be
+ * known when either part is planned: the hot part is planned first, its
+ * cold part then relocated as its callee). */
+
+static bool unnamed_frame_part(const pmodule *m, long j) {
+  const core_function *fn = &m->file->module->functions[j];
+  if (fn->part != CORE_NO_PART || fn->sources & (CORE_FROM_SYMTAB | CORE_FROM_DYNSYM)) return false;
+  reloc_cfi cfi;
+  return find_cfi(m, fn, &cfi) && !reloc_cfi_starts_called(&cfi);
+}
+
+/* The function that function J of M (unnamed_frame_part) jumps into, or -1. */
+static long hot_part_of(const pmodule *m, long j) {
+  const core_module *mod = m->file->module;
+  reloc_cfi cfi;
+  reloc_function_desc code = function_desc(m, &mod->functions[j], &cfi);
+  uint64_t at[MAX_SIDE_ENTRIES];
+  size_t n = reloc_jumps_into(&code, code.lo, code.hi, m->lo, m->hi, at, MAX_SIDE_ENTRIES);
+  long hot = -1;
+  for (size_t k = 0; k < n && k < MAX_SIDE_ENTRIES; k++) {
+    const core_function *g = core_module_function_at(mod, at[k] - m->bias);
+    if (!g || g == &mod->functions[j] || g->addr == at[k] - m->bias) continue; /* its own, or a tail call */
+    if (hot >= 0 && g != &mod->functions[hot]) return -1;
+    hot = (long)(g - mod->functions);
+  }
+  return hot;
+}
+
+/* Links the unnamed parts of M's functions to them, once per module file. */
+static void link_unnamed_parts(core_session *s, const pmodule *m) {
+  module_file *file = m->file;
+  if (file->unnamed_parts_linked) return;
+  file->unnamed_parts_linked = true;
+  core_module *mod = file->module;
+  for (size_t j = 0; j < mod->nfunctions; j++) {
+    if (!unnamed_frame_part(m, (long)j)) continue;
+    long hot = hot_part_of(m, (long)j);
+    if (hot < 0 || mod->functions[hot].part != CORE_NO_PART) continue;
+    mod->functions[j].part = (uint32_t)hot;
+    mod->functions[hot].part = (uint32_t)j;
+    s->stats.parts_linked++;
+  }
+}
+
 /* Plans DESC, with its side entries, else without them: they come from a
  * linear decode of the other part, which data there could have misled (a
  * side entry inside an instruction would make the plan fail). */
@@ -704,21 +808,63 @@ static void side_offsets(pmodule *m, long i, const reloc_plan *plan) {
     if (se->off[k] < 0) se->off[k] = reloc_side_entry_offset(plan, se->at[k] + m->bias);
 }
 
+static int by_at(const void *a, const void *b) {
+  const side_jump *x = *(side_jump *const *)a, *y = *(side_jump *const *)b;
+  return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Points the N side_jumps RUN[0..N) (one after another in the arena) at
+ * their TOs: one write when nothing runs meanwhile (write_entry), else the
+ * int3s first, then the rel32s, then the jmps (write_under_int3, all at once). */
+static lp_status point_run(process *p, side_jump *const *run, size_t n) {
+  uint8_t bytes[64 * SIDE_JUMP_ROOM];
+  memset(bytes, INT3, n * SIDE_JUMP_ROOM);
+  for (size_t k = 0; k < n; k++) jmp_bytes(bytes + k * SIDE_JUMP_ROOM, run[k]->at, run[k]->target);
+  uint64_t at = run[0]->at;
+  size_t size = (n - 1) * SIDE_JUMP_ROOM + JMP_REL32_SIZE;
+  bool one = p->refs == 1;
+  if (!one) {
+    for (size_t k = 0; k < n; k++) bytes[k * SIDE_JUMP_ROOM] = INT3;
+    LP_CHECK(core_mem_write(&p->target, at, bytes, size));
+  }
+  for (size_t k = 0; k < n; k++) jmp_bytes(bytes + k * SIDE_JUMP_ROOM, run[k]->at, run[k]->to);
+  if (!one) {
+    for (size_t k = 0; k < n; k++) bytes[k * SIDE_JUMP_ROOM] = INT3;
+    LP_CHECK(core_mem_write(&p->target, at, bytes, size));
+    for (size_t k = 0; k < n; k++) bytes[k * SIDE_JUMP_ROOM] = JMP_REL32;
+  }
+  return core_mem_write(&p->target, at, bytes, size);
+}
+
+/* Points the N side_jumps of SJ, in runs of neighbours (point_run). */
+static lp_status point_runs(process *p, side_jump **sj, size_t n) {
+  qsort(sj, n, sizeof *sj, by_at);
+  for (size_t k = 0, start = 0; k < n; k++)
+    if (k + 1 == n || sj[k + 1]->at != sj[k]->at + SIDE_JUMP_ROOM) {
+      LP_CHECK(point_run(p, sj + start, k + 1 - start));
+      start = k + 1;
+    }
+  return LP_OK;
+}
+
 /* The side_jumps waiting for function I of M pointed into its first copy,
  * written at COPY. */
 static lp_status point_side_jumps(process *p, pmodule *m, long i, uint64_t copy) {
   const side_entries *se = m->file->sides ? &m->file->sides[i] : NULL;
-  uint32_t mi = (uint32_t)(m - p->mods);
-  for (size_t j = 0; se && se->n && j < p->nside_jumps; j++) {
-    side_jump *sj = &p->side_jumps[j];
-    long k = sj->module == mi && sj->function == (uint32_t)i && !sj->to ? side_index(se, sj->target - m->bias) : -1;
+  side_jump *sj[64];
+  size_t n = 0;
+  for (uint32_t j = se ? m->fns[i].side_jumps : 0; j; j = p->side_jumps[j - 1].before) {
+    side_jump *s = &p->side_jumps[j - 1];
+    long k = !s->to ? side_index(se, s->target - m->bias) : -1;
     if (k < 0 || se->off[k] < 0) continue;
-    sj->to = copy + (uint64_t)se->off[k]; /* also where a thread that meets its int3 goes */
-    uint8_t jmp[JMP_REL32_SIZE];
-    jmp_bytes(jmp, sj->at, sj->to);
-    LP_CHECK(write_under_int3(p, sj->at, jmp, sizeof jmp, false));
+    s->to = copy + (uint64_t)se->off[k]; /* also where a thread that meets its int3 goes */
+    sj[n++] = s;
+    if (n == 64) {
+      LP_CHECK(point_runs(p, sj, n));
+      n = 0;
+    }
   }
-  return LP_OK;
+  return point_runs(p, sj, n);
 }
 
 /* Where a thread that met the int3 of a side_jump being pointed at its
@@ -794,6 +940,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
   uint64_t entry = fn->addr + m->bias;
   reloc_cfi cfi;
   uint64_t *entered;
+  link_unnamed_parts(s, m);
   reloc_function_desc desc = desc_with_sides(m, fn, &cfi, &entered);
   bool has_cfi = desc.cfi != NULL;
   link_ctx links = {p};
@@ -803,6 +950,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
   bool planned = take_plan(s, m, i, &plan, &info) || plan_with_sides(&desc, &probes, &plan, &info) == LP_OK;
   free(entered);
   if (!planned) return leave_native(s, p, m, i, lp_error());
+  sides_from_plan(m, i, plan, info.nedges);
 
   if (depth > 0) {
     uint64_t callees[MAX_EAGER];

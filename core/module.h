@@ -34,7 +34,8 @@ typedef struct core_function {
   unsigned binding; /* enum core_binding of the symbol that names it (NONE: no symbol) */
   uint32_t part;    /* the index of its other part, gcc's NAME.cold for NAME and NAME for
                        it (the hot part jumps into the cold one, which jumps back), or
-                       CORE_NO_PART */
+                       CORE_NO_PART; linked by name here, the unnamed parts of a stripped
+                       module by breaks.c (link_unnamed_parts) */
 } core_function;
 
 #define CORE_NO_PART UINT32_MAX

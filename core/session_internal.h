@@ -53,6 +53,7 @@ typedef struct fn_state {
   bool home;           /* runs its original code again (breaks.c, "going home") */
   bool home_looked;    /* hot at the last pass, home_covered of its probes had run */
   uint32_t home_covered;
+  uint32_t side_jumps; /* the last side_jump made for it (index + 1 in process.side_jumps), 0: none */
 } fn_state;
 
 /* A function's plan kept for the next process image that maps its module
@@ -76,13 +77,12 @@ typedef struct side_entries {
 
 /* A jump of a copy to a side entry of a function that had no copy yet: the
  * 5-byte jmp it goes through, at AT, to TARGET until that function's first
- * copy, then to TO there. */
+ * copy, then to TO there.  A function's are chained from its fn_state. */
 typedef struct side_jump {
-  uint32_t module;        /* in the process's mods */
-  uint32_t function;
   uint64_t target;        /* run-time */
   uint64_t at;
   uint64_t to;            /* 0 while it goes to TARGET */
+  uint32_t before;        /* the one made before it for the same function (index + 1), 0: none */
 } side_jump;
 
 /* A module file, opened once per session and shared by every process that
@@ -98,6 +98,7 @@ typedef struct module_file {
   unsigned images;        /* process images that instrumented it (not fork children) */
   cached_plan *plans;     /* per function, from its second image on (NULL: none yet) */
   side_entries *sides;    /* per function, once looked at (NULL: none yet) */
+  bool unnamed_parts_linked; /* its functions' unnamed parts linked to them (breaks.c) */
   struct module_file *next;
 } module_file;
 

@@ -926,7 +926,7 @@ COLD_THREADS_EXPECT = {'work': 1000, 'rare': 10, 'spin': 1, 'main': 1}
 
 
 def test_cold_threads(ctx, stripped):
-    """cold/threads/{blocks,cover,arcs} (side_blocks_test) on
+    """cold/threads{,-stripped}/{blocks,cover,arcs} (side_blocks_test) on
     tests/real/cold_threads.c at -O2: work.cold jumps back into work at a
     block work's own edges reach too (its counter of those entries is in a
     stub of its own, not at the block's start, which counted every run:
@@ -2023,7 +2023,10 @@ def jobs(ctx):
     j.append(('cxx/exceptions/O0/gcov', lambda: test_cxx_gcov(ctx)))
     for o in ('O0', 'O2'):
         j.append(('cxx/exceptions/%s/blocks' % o, lambda o=o: test_cxx_blocks(ctx, o)))
-    j.append(('cold/threads/blocks', lambda: test_cold_threads(ctx, False)))
+    j.append(('cxx/exceptions/O2-stripped/blocks', lambda: test_cxx_blocks(ctx, 'O2', True)))
+    for stripped in (False, True):
+        j.append(('cold/threads%s/blocks' % ('-stripped' if stripped else ''),
+                  lambda st=stripped: test_cold_threads(ctx, st)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))
     for t in (1, 2):
         j.append(('arcs/retree/%dthreads' % t, lambda t=t: test_retree(ctx, t)))
