@@ -3,8 +3,8 @@
  * Hollingsworth, "Efficient instrumentation for code coverage testing",
  * ISSTA 2002, from Dyninst).
  *
- * A block that ran ran all the blocks that dominate it (every path from the
- * entry to it goes through them: a copy is only ever entered at its entry).
+ * A block that ran ran all the blocks that dominate it (every way into the
+ * copy that reaches it goes through them).
  * So a block B needs no probe when every way out of B goes to a block that B
  * strictly dominates: control that entered B must then go on into a block B
  * dominates, and so on down the dominator tree until a block with a probe,
@@ -13,18 +13,18 @@
  * blocks it dominates ran (RELOC_COVER_DOMINATED: the report walks up from
  * each covered block, reloc_block.idom).  Blocks that leave the function
  * (ret, tail calls, escapes), that end in a call (it need not return: the
- * leak, as for arcs), that loop to themselves, or that the entry does not
- * reach keep their probe.  Block 0 needs none when the entry has its own
+ * leak, as for arcs), that loop to themselves, or that no entry reaches
+ * keep their probe.  Block 0 needs none when the entry has its own
  * (RELOC_COVER_ENTRY): it ran when the function was entered.
  *
  * The copy is entered at its side entries too (landing pads, by the
- * unwinder after a throw; where the function's other part jumps back), past
- * the blocks that dominate them from the entry: the blocks a side entry
- * reaches keep their probe and tell nothing of their dominators (their idom
- * is their own), and an edge into one of them is a way out like one that
- * leaves the function.  The dominators of a block no side entry reaches are
- * none of those, so what the rest tells stays true.  Block 0 keeps the
- * entry's probe: a side entry is reached only in a call that entered there.
+ * unwinder after a throw; where the function's other part jumps back):
+ * reloc_dom.c's dominators are those of a root above the entry and the
+ * side entries, so a block dominates another when every way into the copy
+ * that reaches it goes through the first, and the rule above holds as it
+ * is.  A block no block dominates (a side entry's, a join of the entry's
+ * ways and a side entry's) is its own idom; an edge into one is a way out
+ * of its source like one that leaves the function.
  *
  * What is lost: a block ended by a crash, or by the process exiting in
  * another thread, before control left it counts as run only when it has a
@@ -33,27 +33,6 @@
 
 #include "reloc_internal.h"
 
-/* FROM_SIDE[b]: a side entry reaches block B; false when the function has none. */
-static bool reached_from_side(const reloc_plan *p, bool *from_side, uint32_t *stack) {
-  size_t nb = p->nblocks, depth = 0;
-  for (size_t b = 0; b < nb; b++) {
-    from_side[b] = p->blocks[b].entered;
-    if (from_side[b]) stack[depth++] = (uint32_t)b;
-  }
-  bool any = depth > 0;
-  while (depth) {
-    const reloc_bdata *bd = &p->bdata[stack[--depth]];
-    for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++) {
-      uint32_t to = p->edges[e].to;
-      if (to != RELOC_EXIT && !from_side[to]) {
-        from_side[to] = true;
-        stack[depth++] = to;
-      }
-    }
-  }
-  return any;
-}
-
 lp_status reloc_place_cover(reloc_plan *p, const reloc_dom *d) {
   size_t nb = p->nblocks;
   for (size_t b = 0; b < nb; b++) {
@@ -61,14 +40,6 @@ lp_status reloc_place_cover(reloc_plan *p, const reloc_dom *d) {
     p->blocks[b].cover = RELOC_COVER_PROBE;
   }
   if (p->probes.blocks != RELOC_BLOCKS_COVER || nb == 0) return LP_OK;
-  bool *from_side = malloc(nb * sizeof *from_side);
-  uint32_t *stack = malloc(nb * sizeof *stack);
-  if (!from_side || !stack) {
-    free(from_side);
-    free(stack);
-    return lp_fail("out of memory");
-  }
-  bool sides = reached_from_side(p, from_side, stack);
   for (size_t k = 0; k < d->nreached; k++) {
     uint32_t b = d->rpo[k];
     const reloc_bdata *bd = &p->bdata[b];
@@ -77,17 +48,14 @@ lp_status reloc_place_cover(reloc_plan *p, const reloc_dom *d) {
       p->blocks[b].cover = RELOC_COVER_ENTRY;
       continue;
     }
-    if (sides && from_side[b]) continue; /* its own probe, its own idom */
     bool needs = p->blocks[b].leaks || bd->nout == 0;
     for (size_t e = bd->first_edge; !needs && e < bd->first_edge + bd->nout; e++) {
       uint32_t to = p->edges[e].to;
-      needs = to == RELOC_EXIT || (sides && from_side[to]) || !reloc_dom_strictly(d, b, to);
+      needs = to == RELOC_EXIT || !reloc_dom_strictly(d, b, to);
     }
     p->blocks[b].idom = d->idom[b];
     if (!needs) p->blocks[b].cover = RELOC_COVER_DOMINATED;
   }
-  free(from_side);
-  free(stack);
   return LP_OK;
 }
 

@@ -1,8 +1,12 @@
 /* reloc_dom.c — the dominator tree and the loops of a plan's graph.
  *
  * Dominators: Cooper, Harvey and Kennedy, "A simple, fast dominance
- * algorithm" (2001), over the blocks reached from the entry in reverse
- * postorder.  Dominance queries go through the preorder intervals of the
+ * algorithm" (2001), in reverse postorder over the blocks reached from a
+ * root above the copy's entry and its side entries (landing pads, where a
+ * function's other part jumps back): a block dominates another when every
+ * way into the copy that reaches the other goes through it.  A block no
+ * block dominates (block 0, a side entry's, a join of both) is its own
+ * idom.  Dominance queries go through the preorder intervals of the
  * dominator tree.  Loops are natural loops: an edge B->H is a back edge when
  * H dominates B, and H's loop is H and the blocks that reach B without going
  * through H (back edges to one head make one loop).  Each block knows the
@@ -18,32 +22,44 @@
 
 #define UNDEFINED RELOC_DOM_UNDEFINED
 
-/* The blocks reached from block 0 in reverse postorder (into RPO, returns how
- * many), their positions in it in POS (UNDEFINED: not reached). */
-static size_t reverse_postorder(const reloc_plan *p, uint32_t *rpo, uint32_t *pos, uint32_t *stack,
-                                uint32_t *next_edge) {
-  size_t nb = p->nblocks, done = 0, depth = 0;
-  for (size_t b = 0; b < nb; b++) {
-    pos[b] = UNDEFINED;
-    next_edge[b] = 0;
+/* The graph's nodes are its NB blocks and a root, node NB, whose edges go
+ * to block 0 and to each block entered from outside (reloc_block.entered):
+ * the copy's entry and its side entries. */
+
+/* The K-th successor of node V (UNDEFINED past the last; RELOC_EXIT for an
+ * edge that leaves the function). */
+static uint32_t successor(const reloc_plan *p, uint32_t v, uint32_t k, const uint32_t *roots, uint32_t nroots) {
+  if (v == p->nblocks) return k < nroots ? roots[k] : UNDEFINED;
+  const reloc_bdata *bd = &p->bdata[v];
+  return k < bd->nout ? p->edges[bd->first_edge + k].to : UNDEFINED;
+}
+
+/* The nodes reached from the root in reverse postorder (into RPO, the root
+ * first; returns how many), their positions in it in POS (UNDEFINED: not
+ * reached). */
+static size_t reverse_postorder(const reloc_plan *p, const uint32_t *roots, uint32_t nroots, uint32_t *rpo,
+                                uint32_t *pos, uint32_t *stack, uint32_t *next) {
+  size_t n = p->nblocks + 1, done = 0, depth = 0;
+  for (size_t v = 0; v < n; v++) {
+    pos[v] = UNDEFINED;
+    next[v] = 0;
   }
-  pos[0] = 0; /* seen; the real position comes at the end */
-  stack[depth++] = 0;
+  pos[n - 1] = 0; /* seen; the real position comes at the end */
+  stack[depth++] = (uint32_t)(n - 1);
   while (depth) {
-    uint32_t b = stack[depth - 1];
-    const reloc_bdata *bd = &p->bdata[b];
-    if (next_edge[b] < bd->nout) {
-      uint32_t to = p->edges[bd->first_edge + next_edge[b]++].to;
+    uint32_t v = stack[depth - 1], to = successor(p, v, next[v], roots, nroots);
+    if (to != UNDEFINED) {
+      next[v]++;
       if (to != RELOC_EXIT && pos[to] == UNDEFINED) {
         pos[to] = 0;
         stack[depth++] = to;
       }
       continue;
     }
-    rpo[nb - 1 - done++] = b; /* postorder, filled from the end */
+    rpo[n - 1 - done++] = v; /* postorder, filled from the end */
     depth--;
   }
-  uint32_t *first = rpo + nb - done;
+  uint32_t *first = rpo + n - done;
   for (size_t k = 0; k < done; k++) {
     rpo[k] = first[k];
     pos[rpo[k]] = (uint32_t)k;
@@ -59,53 +75,55 @@ static uint32_t intersect(const uint32_t *idom, const uint32_t *pos, uint32_t a,
   return a;
 }
 
-/* IDOM[b] for the blocks reached (the entry's own is 0), UNDEFINED for the
- * others; PRED_FIRST/PREDS the in-edges' sources, grouped by target. */
-static void dominators(size_t nb, const uint32_t *rpo, size_t nreached, const uint32_t *pos, const uint32_t *pred_first,
+/* IDOM[v] for the N nodes reached (the root's own is the root), UNDEFINED
+ * for the others; PRED_FIRST/PREDS the in-edges' sources, grouped by
+ * target. */
+static void dominators(size_t n, const uint32_t *rpo, size_t nreached, const uint32_t *pos, const uint32_t *pred_first,
                        const uint32_t *preds, uint32_t *idom) {
-  for (size_t b = 0; b < nb; b++) idom[b] = UNDEFINED;
-  idom[0] = 0;
+  for (size_t v = 0; v < n; v++) idom[v] = UNDEFINED;
+  idom[rpo[0]] = rpo[0];
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t k = 1; k < nreached; k++) {
-      uint32_t b = rpo[k], best = UNDEFINED;
-      for (uint32_t j = pred_first[b]; j < pred_first[b + 1]; j++) {
+      uint32_t v = rpo[k], best = UNDEFINED;
+      for (uint32_t j = pred_first[v]; j < pred_first[v + 1]; j++) {
         uint32_t q = preds[j];
         if (idom[q] == UNDEFINED) continue; /* not processed yet, or not reached */
         best = best == UNDEFINED ? q : intersect(idom, pos, q, best);
       }
-      if (best != idom[b]) {
-        idom[b] = best;
+      if (best != idom[v]) {
+        idom[v] = best;
         changed = true;
       }
     }
   }
 }
 
-/* PRE[b]: b's preorder number in the dominator tree, LAST[b] the largest
- * number in its subtree (the NREACHED blocks reached only).  CHILD_FIRST (nb
- * + 1), CHILDREN and ORDER (nb each) are work space. */
-static void number_tree(size_t nb, size_t nreached, const uint32_t *idom, uint32_t *pre, uint32_t *last,
-                        uint32_t *child_first, uint32_t *children, uint32_t *order) {
-  for (size_t b = 0; b <= nb; b++) child_first[b] = 0; /* children grouped by parent */
-  for (size_t b = 1; b < nb; b++)
-    if (idom[b] != UNDEFINED) child_first[idom[b] + 1]++;
-  for (size_t b = 0; b < nb; b++) child_first[b + 1] += child_first[b];
-  for (size_t b = 0; b < nb; b++) pre[b] = child_first[b]; /* for now: where the next child goes */
-  for (size_t b = 1; b < nb; b++)
-    if (idom[b] != UNDEFINED) children[pre[idom[b]]++] = (uint32_t)b;
-  size_t n = 0, depth = 0;
+/* PRE[v]: v's preorder number in the dominator tree of the N nodes (rooted
+ * at ROOT), LAST[v] the largest number in its subtree (the NREACHED nodes
+ * reached only).  CHILD_FIRST (n + 1), CHILDREN and ORDER (n each) are work
+ * space. */
+static void number_tree(size_t n, uint32_t root, size_t nreached, const uint32_t *idom, uint32_t *pre,
+                        uint32_t *last, uint32_t *child_first, uint32_t *children, uint32_t *order) {
+  for (size_t v = 0; v <= n; v++) child_first[v] = 0; /* children grouped by parent */
+  for (size_t v = 0; v < n; v++)
+    if (v != root && idom[v] != UNDEFINED) child_first[idom[v] + 1]++;
+  for (size_t v = 0; v < n; v++) child_first[v + 1] += child_first[v];
+  for (size_t v = 0; v < n; v++) pre[v] = child_first[v]; /* for now: where the next child goes */
+  for (size_t v = 0; v < n; v++)
+    if (v != root && idom[v] != UNDEFINED) children[pre[idom[v]]++] = (uint32_t)v;
+  size_t k = 0, depth = 0;
   uint32_t *stack = last; /* LAST is free until the sizes */
-  stack[depth++] = 0;
+  stack[depth++] = root;
   while (depth) {
-    uint32_t b = stack[--depth];
-    pre[b] = (uint32_t)n;
-    order[n++] = b;
-    for (uint32_t j = child_first[b]; j < child_first[b + 1]; j++) stack[depth++] = children[j];
+    uint32_t v = stack[--depth];
+    pre[v] = (uint32_t)k;
+    order[k++] = v;
+    for (uint32_t j = child_first[v]; j < child_first[v + 1]; j++) stack[depth++] = children[j];
   }
-  for (size_t k = 0; k < nreached; k++) last[order[k]] = 1; /* subtree sizes, children first */
-  for (size_t k = nreached; k-- > 1;) last[idom[order[k]]] += last[order[k]];
-  for (size_t k = 0; k < nreached; k++) last[order[k]] += pre[order[k]] - 1;
+  for (size_t i = 0; i < nreached; i++) last[order[i]] = 1; /* subtree sizes, children first */
+  for (size_t i = nreached; i-- > 1;) last[idom[order[i]]] += last[order[i]];
+  for (size_t i = 0; i < nreached; i++) last[order[i]] += pre[order[i]] - 1;
 }
 
 bool reloc_dom_strictly(const reloc_dom *d, uint32_t a, uint32_t b) {
@@ -125,7 +143,7 @@ static void loops(const reloc_plan *p, const reloc_dom *d, const uint32_t *pred_
     uint32_t h = d->rpo[k], n = 0;
     for (uint32_t j = pred_first[h]; j < pred_first[h + 1]; j++) {
       uint32_t b = preds[j];
-      if ((b == h || reloc_dom_strictly(d, h, b)) && seen[b] != h) {
+      if (b < nb && (b == h || reloc_dom_strictly(d, h, b)) && seen[b] != h) {
         seen[b] = h; /* a back edge's source: the loop of h holds it */
         stack[n++] = b;
       }
@@ -139,7 +157,7 @@ static void loops(const reloc_plan *p, const reloc_dom *d, const uint32_t *pred_
       if (b == h) continue;
       d->head[b] = h;
       for (uint32_t j = pred_first[b]; j < pred_first[b + 1]; j++)
-        if (seen[preds[j]] != h && d->idom[preds[j]] != UNDEFINED) {
+        if (preds[j] < nb && seen[preds[j]] != h && d->idom[preds[j]] != UNDEFINED) {
           seen[preds[j]] = h;
           stack[n++] = preds[j];
         }
@@ -148,36 +166,45 @@ static void loops(const reloc_plan *p, const reloc_dom *d, const uint32_t *pred_
 }
 
 lp_status reloc_dom_build(const reloc_plan *p, reloc_dom *d) {
-  size_t nb = p->nblocks;
+  size_t nb = p->nblocks, n = nb + 1;
+  uint32_t root = (uint32_t)nb, nroots = 0;
   *d = (reloc_dom){0};
   if (nb == 0) return LP_OK;
-  d->mem = malloc((6 * nb) * sizeof *d->mem);
-  uint32_t *work = malloc((5 * nb + 2 + p->nedges) * sizeof *work);
+  d->mem = malloc((4 * n + 2 * nb) * sizeof *d->mem);
+  uint32_t *work = malloc((6 * n + 2 + p->nedges + nb) * sizeof *work);
   if (!d->mem || !work) {
     free(work);
     reloc_dom_free(d);
     return lp_fail("out of memory");
   }
-  d->rpo = d->mem;
-  d->idom = d->rpo + nb;
-  d->pre = d->idom + nb;
-  d->last = d->pre + nb;
-  d->head = d->last + nb;
+  uint32_t *rpo = d->mem;
+  d->idom = rpo + n;
+  d->pre = d->idom + n;
+  d->last = d->pre + n;
+  d->head = d->last + n;
   d->outer = d->head + nb;
-  uint32_t *pos = work, *a = pos + nb, *b = a + nb, *c = b + nb;
-  uint32_t *pred_first = c + nb + 1, *preds = pred_first + nb + 1;
-  d->nreached = reverse_postorder(p, d->rpo, pos, a, b);
+  uint32_t *pos = work, *a = pos + n, *b = a + n, *c = b + n, *roots = c + n + 1;
+  uint32_t *pred_first = roots + n, *preds = pred_first + n + 1;
+  for (size_t v = 0; v < nb; v++)
+    if (v == 0 || p->blocks[v].entered) roots[nroots++] = (uint32_t)v;
+  size_t nreached = reverse_postorder(p, roots, nroots, rpo, pos, a, b);
 
-  for (size_t v = 0; v <= nb; v++) pred_first[v] = 0; /* in-edges grouped by target */
+  for (size_t v = 0; v <= n; v++) pred_first[v] = 0; /* in-edges grouped by target, the root's too */
   for (size_t e = 0; e < p->nedges; e++)
     if (p->edges[e].to != RELOC_EXIT) pred_first[p->edges[e].to + 1]++;
-  for (size_t v = 0; v < nb; v++) pred_first[v + 1] += pred_first[v];
-  for (size_t v = 0; v < nb; v++) a[v] = pred_first[v];
+  for (uint32_t r = 0; r < nroots; r++) pred_first[roots[r] + 1]++;
+  for (size_t v = 0; v < n; v++) pred_first[v + 1] += pred_first[v];
+  for (size_t v = 0; v < n; v++) a[v] = pred_first[v];
   for (size_t e = 0; e < p->nedges; e++)
     if (p->edges[e].to != RELOC_EXIT) preds[a[p->edges[e].to]++] = p->edges[e].from;
+  for (uint32_t r = 0; r < nroots; r++) preds[a[roots[r]]++] = root;
 
-  dominators(nb, d->rpo, d->nreached, pos, pred_first, preds, d->idom);
-  number_tree(nb, d->nreached, d->idom, d->pre, d->last, c, a, b);
+  dominators(n, rpo, nreached, pos, pred_first, preds, d->idom);
+  number_tree(n, root, nreached, d->idom, d->pre, d->last, c, a, b);
+  for (size_t v = 0; v < nb; v++) /* dominated by no block: its own */
+    if (d->idom[v] == root) d->idom[v] = (uint32_t)v;
+  d->rpo = rpo + 1; /* the blocks, the root left out */
+  d->nreached = nreached - 1;
   loops(p, d, pred_first, preds, a, b);
   free(work);
   return LP_OK;

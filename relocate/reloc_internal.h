@@ -112,9 +112,10 @@ uint8_t reloc_edge_live(const reloc_plan *p, const reloc_edge *e);
 /* reloc_dom.c: the dominator tree and the natural loops of the blocks. */
 #define RELOC_DOM_UNDEFINED UINT32_MAX
 typedef struct reloc_dom {
-  size_t nreached;  /* blocks reached from block 0 */
+  size_t nreached;  /* blocks reached from block 0 or a side entry (reloc_block.entered) */
   uint32_t *rpo;    /* those, in reverse postorder */
-  uint32_t *idom;   /* immediate dominator (block 0's is 0), RELOC_DOM_UNDEFINED: not reached */
+  uint32_t *idom;   /* immediate dominator (its own when none: block 0's, a side entry's),
+                       RELOC_DOM_UNDEFINED: not reached */
   uint32_t *pre, *last; /* preorder interval in the dominator tree */
   uint32_t *head;   /* the head of the innermost loop holding it, or RELOC_DOM_UNDEFINED */
   uint32_t *outer;  /* of a head: the head of the loop around its loop, or RELOC_DOM_UNDEFINED */

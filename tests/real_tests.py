@@ -922,7 +922,7 @@ def test_cxx_blocks(ctx, opt, stripped=False):
                             "the unwinder's entries into landing pads", stripped)
 
 
-COLD_THREADS_EXPECT = {'work': 1000, 'rare': 10, 'spin': 1, 'main': 1}
+COLD_THREADS_EXPECT = {'work': 1000, 'always_cold': 5, 'rare': 15, 'spin': 1, 'main': 1}
 
 
 def test_cold_threads(ctx, stripped):

@@ -1097,6 +1097,61 @@ static void test_loops(void) {
   free(out);
 }
 
+/* Dominators with a side entry (reloc_dom.c, reloc_cover.c): the join of a
+ * diamond, where another part of the function jumps back in, is dominated
+ * by no block (block 0 dominates it from the entry alone), so what it tells
+ * of stops at itself; it still needs no probe of its own (it dominates the
+ * blocks after it, which tell of it). */
+static void test_side_entry_dominators(void) {
+  static const uint8_t in[] = {
+      0x85, 0xff, /* 00: test edi, edi   block 0 */
+      0x78, 0x06, /* 02: js 0a */
+      0xff, 0xc0, /* 04: inc eax         block 1 */
+      0xff, 0xc0, /* 06: inc eax */
+      0xeb, 0x02, /* 08: jmp 0c */
+      0xff, 0xc8, /* 0a: dec eax         block 2 */
+      0x31, 0xf8, /* 0c: xor eax, edi    block 3: the join, a side entry */
+      0x74, 0x01, /* 0e: je 11 */
+      0x90,       /* 10: nop             block 4 */
+      0xc3,       /* 11: ret             block 5 */
+  };
+  const char *name = "side entry dominators";
+  fn_case c = CASE(name, in, sizeof in, 0);
+  for (int side = 0; side < 2; side++) {
+    reloc_function_desc fd = desc(&c);
+    const uint64_t join = SRC + 0x0c;
+    if (side) fd.entered = &join, fd.nentered = 1;
+    reloc_probes probes = {.entry = true, .blocks = RELOC_BLOCKS_COVER};
+    reloc_plan *p = NULL;
+    reloc_info info;
+    if (reloc_plan_function(&fd, &probes, &p, &info) != LP_OK || info.nblocks != 6) {
+      CHECK(0, "side %d: plan: %s, %zu blocks", side, p ? "ok" : lp_error(), p ? info.nblocks : 0);
+      reloc_plan_free(p);
+      continue;
+    }
+    const reloc_block *blocks = reloc_blocks(p);
+    long at[0x12];
+    for (size_t k = 0; k < sizeof at / sizeof *at; k++) at[k] = -1;
+    for (size_t b = 0; b < info.nblocks; b++) at[blocks[b].addr - SRC] = (long)b;
+    CHECK(at[0x00] == 0 && at[0x04] >= 0 && at[0x0a] >= 0 && at[0x0c] >= 0 && at[0x10] >= 0 && at[0x11] >= 0,
+          "side %d: blocks not where expected", side);
+    if (at[0x04] < 0 || at[0x0a] < 0 || at[0x0c] < 0 || at[0x10] < 0) {
+      reloc_plan_free(p);
+      continue;
+    }
+    const reloc_block *b1 = &blocks[at[0x04]], *b2 = &blocks[at[0x0a]], *b3 = &blocks[at[0x0c]];
+    const reloc_block *b4 = &blocks[at[0x10]];
+    CHECK(b3->idom == (side ? (uint32_t)at[0x0c] : 0), "side %d: the join's idom %u", side, b3->idom);
+    CHECK(b4->idom == (uint32_t)at[0x0c], "side %d: block 4's idom %u", side, b4->idom);
+    /* the join tells of itself (what it dominates ran): the side entry
+     * changes whom it tells of, not that it needs no probe of its own */
+    CHECK(b3->cover == RELOC_COVER_DOMINATED, "side %d: the join's cover kind %u", side, b3->cover);
+    CHECK(b1->cover == RELOC_COVER_PROBE && b2->cover == RELOC_COVER_PROBE, "side %d: the arms' cover kinds %u %u",
+          side, b1->cover, b2->cover);
+    reloc_plan_free(p);
+  }
+}
+
 /* Arcs: the taken branch into block 3 is off the tree (the back edge out of
  * block 3 joined it first) and is block 3's only way in: its probe goes at
  * block 3's start, the js goes straight there, no stub. */
@@ -2342,6 +2397,7 @@ int main(void) {
   test_edges_counted_live();
   test_edges_counted_at_target();
   test_loops();
+  test_side_entry_dominators();
   test_shared_save();
   test_edges_entry_measures();
   test_edges_on_counts();
