@@ -167,6 +167,24 @@ static long branch_stub(const reloc_plan *p, size_t b, uint64_t target) {
   return -1;
 }
 
+/* branch_stub of table block B's entry for TARGET: its table edges come
+ * sorted by target (reloc_cfg.c), looked up by halves (CPython's dispatch
+ * table has hundreds of entries, each looked up in both passes). */
+static long table_stub(const reloc_plan *p, size_t b, uint64_t target) {
+  const reloc_bdata *bd = &p->bdata[b];
+  size_t lo = bd->first_edge, hi = bd->first_edge + bd->nout, end = hi;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    const reloc_edge *e = &p->edges[mid];
+    if (e->kind < RELOC_EDGE_TABLE || (e->kind == RELOC_EDGE_TABLE && e->target < target)) lo = mid + 1;
+    else hi = mid;
+  }
+  const reloc_edge *e = lo < end ? &p->edges[lo] : NULL;
+  bool stub = e && e->kind == RELOC_EDGE_TABLE && e->target == target && e->counted &&
+              p->edata[lo].place == PLACE_STUB;
+  return stub ? (long)lo : -1;
+}
+
 static void write_insn(layout_ctx *c, size_t i, bool last) {
   const reloc_plan *p = c->p;
   const reloc_insn *ri = &p->insns[i];
@@ -316,7 +334,7 @@ static void write_tables(layout_ctx *c) {
     x64_put_label(w, L_TABLE(p, t));
     for (size_t k = 0; k < tb->nentries; k++) {
       long l = block_label(c, tb->targets[k]);
-      long e = tb->block >= 0 ? branch_stub(p, (size_t)tb->block, tb->targets[k]) : -1;
+      long e = tb->block >= 0 ? table_stub(p, (size_t)tb->block, tb->targets[k]) : -1;
       if (e >= 0) l = (long)L_STUB(p, (size_t)e);
       if (tb->kind == X64_TABLE_REL32 && l >= 0)
         x64_put_label_diff32(w, (size_t)l, L_TABLE(p, t));
