@@ -14,6 +14,7 @@
  * call leaves it (reloc_cfi_starts_called), and is it gone at an address
  * (reloc_cfi_returns_from: an indirect jmp there is a tail call). */
 #include <inttypes.h>
+#include <string.h>
 
 #include "reloc_dwarf.h"
 
@@ -26,18 +27,21 @@
 enum { RULE_NONE, RULE_UNDEFINED, RULE_SAME, RULE_OFFSET, RULE_VAL_OFFSET, RULE_REGISTER,
        RULE_EXPR, RULE_VAL_EXPR };
 
-/* 16 bytes: a row holds one per register, and rows are copied often. */
+/* 16 bytes: a row holds one per register, and rows are copied often.  No
+ * padding (ZERO stands in it): two rows' registers with the same bytes have
+ * the same rules, a memcmp tells (put_program). */
 typedef struct rule {
   const uint8_t *expr;    /* EXPR, VAL_EXPR: the block (points into the program) */
   int32_t n;              /* OFFSET, VAL_OFFSET: bytes from the CFA; REGISTER: the register */
   uint16_t len;           /* of expr */
   uint8_t kind;
+  uint8_t zero;
 } rule;
 
 /* A rule, or *TOO_BIG when N or LEN does not fit its field. */
 static rule make_rule(uint8_t kind, int64_t n, const uint8_t *expr, uint64_t len, bool *too_big) {
   if (n != (int32_t)n || len > UINT16_MAX) *too_big = true;
-  return (rule){expr, (int32_t)n, (uint16_t)len, kind};
+  return (rule){expr, (int32_t)n, (uint16_t)len, kind, 0};
 }
 
 typedef struct frame_state {
@@ -282,15 +286,15 @@ static lp_status put_program(dw_buf *o, const interp *in, const reloc_plan *plan
       below.cfa_off += origins[k].sp_below;
       s = &below;
     }
-    bool regs_differ = s->args_size != cur.args_size;
-    for (size_t r = 0; r < NREGS && !regs_differ; r++) regs_differ = !same_rule(&cur.regs[r], &s->regs[r]);
-    if (!regs_differ && same_cfa(&cur, s)) continue;
+    uint64_t differ = 0; /* the registers whose rules differ, by bit (most changes are the CFA's) */
+    if (memcmp(cur.regs, s->regs, sizeof cur.regs))
+      for (size_t r = 0; r < NREGS; r++) differ |= (uint64_t)!same_rule(&cur.regs[r], &s->regs[r]) << r;
+    if (!differ && s->args_size == cur.args_size && same_cfa(&cur, s)) continue;
     put_advance(o, origins[k].offset - at);
     at = origins[k].offset;
     LP_CHECK(put_cfa(o, &cur, s, in->cfi->data_align));
     for (size_t r = 0; r < NREGS; r++)
-      if (!same_rule(&cur.regs[r], &s->regs[r]))
-        LP_CHECK(put_rule(o, r, &s->regs[r], &in->init.regs[r], in->cfi->data_align));
+      if (differ >> r & 1) LP_CHECK(put_rule(o, r, &s->regs[r], &in->init.regs[r], in->cfi->data_align));
     if (s->args_size != cur.args_size) dw_u8(o, 0x2e), dw_uleb(o, s->args_size);
     cur = *s;
   }
