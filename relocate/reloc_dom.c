@@ -26,12 +26,17 @@
  * to block 0 and to each block entered from outside (reloc_block.entered):
  * the copy's entry and its side entries. */
 
-/* The K-th successor of node V (UNDEFINED past the last; RELOC_EXIT for an
- * edge that leaves the function). */
-static uint32_t successor(const reloc_plan *p, uint32_t v, uint32_t k, const uint32_t *roots, uint32_t nroots) {
-  if (v == p->nblocks) return k < nroots ? roots[k] : UNDEFINED;
+/* Whether node V has a K-th successor, into *TO (RELOC_EXIT for an edge that
+ * leaves the function). */
+static bool successor(const reloc_plan *p, uint32_t v, uint32_t k, const uint32_t *roots, uint32_t nroots,
+                      uint32_t *to) {
+  if (v == p->nblocks) {
+    *to = k < nroots ? roots[k] : 0;
+    return k < nroots;
+  }
   const reloc_bdata *bd = &p->bdata[v];
-  return k < bd->nout ? p->edges[bd->first_edge + k].to : UNDEFINED;
+  *to = k < bd->nout ? p->edges[bd->first_edge + k].to : 0;
+  return k < bd->nout;
 }
 
 /* The nodes reached from the root in reverse postorder (into RPO, the root
@@ -47,8 +52,8 @@ static size_t reverse_postorder(const reloc_plan *p, const uint32_t *roots, uint
   pos[n - 1] = 0; /* seen; the real position comes at the end */
   stack[depth++] = (uint32_t)(n - 1);
   while (depth) {
-    uint32_t v = stack[depth - 1], to = successor(p, v, next[v], roots, nroots);
-    if (to != UNDEFINED) {
+    uint32_t v = stack[depth - 1], to;
+    if (successor(p, v, next[v], roots, nroots, &to)) {
       next[v]++;
       if (to != RELOC_EXIT && pos[to] == UNDEFINED) {
         pos[to] = 0;
