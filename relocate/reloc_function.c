@@ -309,9 +309,11 @@ static bool names_table(x64_insn *in, const reloc_table *tb) {
  * load left alone would dispatch through the original table into the
  * original body, uncounted. */
 static void name_copies_of_tables(reloc_plan *p) {
-  for (size_t i = 0; i < p->n; i++)
+  for (size_t i = 0; p->ntables && i < p->n; i++) {
+    if (p->insns[i].x.disp_size != 32) continue; /* names none (most instructions) */
     for (size_t t = 0; p->insns[i].table_ref < 0 && t < p->ntables; t++)
       if (names_table(&p->insns[i].x, &p->tables[t])) p->insns[i].table_ref = (int32_t)t;
+  }
 }
 
 /* Resolves the indirect jmps not yet examined; new tables add work. */
