@@ -878,11 +878,14 @@ static uint64_t side_jump_to(const process *p, uint64_t at) {
 /* Why the entry of function I of M (CFI: its call frame information, if
  * any) may not become a jmp: its bytes 1..4 are not its own or something may
  * branch into them (a part of another function's frame is entered by jumps,
- * anywhere in it); NULL when it may. */
+ * anywhere in it; the unwinder enters a landing pad); NULL when it may. */
 static const char *jump_refused(const pmodule *m, long i, const reloc_cfi *cfi) {
-  if (m->file->module->functions[i].room < JMP_REL32_SIZE) return "entry too small for a jmp";
+  const core_function *fn = &m->file->module->functions[i];
+  if (fn->room < JMP_REL32_SIZE) return "entry too small for a jmp";
   if (m->fns[i].entered_inside) return "another function jumps into its first bytes";
   if (cfi && !reloc_cfi_starts_called(cfi)) return "a part of another function's frame";
+  uint64_t entry = fn->addr + m->bias;
+  if (cfi && reloc_cfi_pad_in(cfi, entry + 1, entry + JMP_REL32_SIZE)) return "a landing pad in its first bytes";
   return NULL;
 }
 
@@ -956,8 +959,10 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
     uint64_t callees[MAX_EAGER];
     size_t n = reloc_callees(plan, callees, MAX_EAGER);
     for (size_t k = 0; k < n && k < MAX_EAGER; k++) {
-      long j;
+      long j, g;
+      const side_entries *se;
       pmodule *cm = process_module_at(p, callees[k], &j);
+      if (cm && j < 0 && side_at(cm, callees[k], &se, &g) >= 0) j = g; /* the other part, entered past its start */
       if (!cm || j < 0 || cm->fns[j].state != SHM_NOT_RUN) continue;
       lp_status st = instrument(s, p, cm, j, depth - 1, NULL, 0);
       if (st != LP_OK) {
@@ -1017,6 +1022,59 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
   s->stats.instrumented++;
   return LP_OK;
 }
+
+/* {=== the unwinder's own functions ===
+ *
+ * Copies' unwind information is registered with the target's unwinder: a
+ * break at _Unwind_Find_FDE's entry, then a remote call of
+ * __register_frame_info from the thread that stopped there (process.c).
+ * When the unwinder lies in an instrumented module (libgcc linked in
+ * statically, or libgcc_s --include'd), _Unwind_Find_FDE stays native (a
+ * copy of it would be called past the break: process.c), and before the
+ * remote call __register_frame_info and every function of its module it
+ * may call (direct calls and jumps, on and on: in a static program most of
+ * libc's error paths) are relocated, and the copy is called: a first hit
+ * inside the call would wait for a tracer that waits for the call (a stub)
+ * or stop it (a trap). */
+
+lp_status breaks_ready_to_call(core_session *s, process *p, uint64_t fn, uint64_t *call) {
+  *call = fn;
+  long i;
+  pmodule *m = process_module_at(p, fn, &i);
+  if (!m || i < 0) return LP_OK; /* not instrumented */
+  const core_module *mod = m->file->module;
+  uint8_t *seen = calloc(mod->nfunctions, 1);
+  uint32_t *work = malloc(mod->nfunctions * sizeof *work);
+  if (!seen || !work) {
+    free(seen);
+    free(work);
+    return lp_fail("out of memory");
+  }
+  size_t nwork = 0;
+  seen[i] = 1;
+  work[nwork++] = (uint32_t)i;
+  lp_status st = LP_OK;
+  uint64_t targets[MAX_EAGER];
+  while (nwork && st == LP_OK) {
+    long j = work[--nwork];
+    reloc_cfi cfi;
+    reloc_function_desc code = function_desc(m, &mod->functions[j], &cfi);
+    size_t n = reloc_targets_out(&code, targets, MAX_EAGER);
+    for (size_t k = 0; k < n && k < MAX_EAGER; k++) {
+      const core_function *g = core_module_function_at(mod, targets[k] - m->bias);
+      if (!g || g->addr != targets[k] - m->bias || seen[g - mod->functions]) continue;
+      seen[g - mod->functions] = 1;
+      work[nwork++] = (uint32_t)(g - mod->functions);
+    }
+    if (m->fns[j].state == SHM_NOT_RUN) st = instrument(s, p, m, j, 0, NULL, 0);
+  }
+  free(seen);
+  free(work);
+  if (st == LP_OK && m->fns[i].copy && !m->fns[i].home) *call = m->fns[i].copy;
+  return st;
+}
+
+/* }=== */
 
 /* Writes the perf map lines and the GDB objects of the copies made in this
  * stop, before the target runs them. */

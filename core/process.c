@@ -245,7 +245,9 @@ lp_status process_register_unwind(core_session *s, process *p, pid_t tid) {
   }
   size_t used = 0;
   int deferred = 0;
-  lp_status st = core_unwind_flush(p->unwind, &p->target, tid, p->scratch, p->register_fn,
+  uint64_t register_fn;
+  LP_CHECK(breaks_ready_to_call(s, p, p->register_fn, &register_fn));
+  lp_status st = core_unwind_flush(p->unwind, &p->target, tid, p->scratch, register_fn,
                                    p->eh_data.base + p->eh_data.used, p->eh_data.size - p->eh_data.used, &used,
                                    &deferred);
   p->eh_data.used += (used + 15) & ~(size_t)15;
@@ -344,6 +346,13 @@ static lp_status add_module(core_session *s, process *p, module_file *file, uint
   bool is_main = link_map == 0;
   const core_module *mod = file->module;
   if (!core_select_module(&s->opt.select, file->path, is_main) || mod->nfunctions == 0) return LP_OK;
+  if (!is_main && is_unwinder_library(file->path)) { /* its copies would unwind through themselves */
+    if (!s->unwinder_said)
+      fprintf(stderr, "lazyprobe: not instrumented: %s: the unwinder lazyprobe registers the copies' unwind "
+                      "information with\n", file->path);
+    s->unwinder_said = true;
+    return LP_OK;
+  }
   size_t n = mod->nfunctions;
   uint64_t *addr = calloc(n, sizeof *addr), *size = calloc(n, sizeof *size);
   const char **name = calloc(n, sizeof *name);
@@ -361,7 +370,9 @@ static lp_status add_module(core_session *s, process *p, module_file *file, uint
     name[i] = f->name;
     binding[i] = f->binding;
     excluded[i] = !core_select_function(&s->opt.select, file->path, is_main, f->name);
-    fns[i].state = excluded[i] ? SHM_EXCLUDED : SHM_NOT_RUN;
+    /* the unwinder's lookup, linked in: a copy of it would be called past its break (the unwinder) */
+    bool lookup = f->addr + bias == p->find_fde;
+    fns[i].state = excluded[i] ? SHM_EXCLUDED : lookup ? SHM_NATIVE : SHM_NOT_RUN;
     selected += !excluded[i];
   }
   uint32_t first = 0;
@@ -381,6 +392,10 @@ static lp_status add_module(core_session *s, process *p, module_file *file, uint
                    .fns = fns};
     fns = NULL;
     *added = m;
+    for (size_t i = 0; i < n; i++)
+      if (m->fns[i].state == SHM_NATIVE)
+        shm_set_state(&p->counters, first + (uint32_t)i, SHM_NATIVE,
+                      "the unwinder's lookup, where lazyprobe registers the copies' unwind information");
     file->images++;
     s->stats.modules++;
   }

@@ -211,6 +211,7 @@ struct core_session {
   size_t nearly;
   volatile int detaching;
   bool stubs;             /* launched, futex_waitv there, no --no-stubs: stubs armed */
+  bool unwinder_said;     /* that libgcc_s, though selected, is not instrumented (process.c) */
   process *watched[CORE_DOORBELL_MAX_BELLS]; /* the processes whose bells the loop sleeps on */
   size_t nwatched;
   core_session_stats stats;
@@ -260,6 +261,11 @@ lp_status breaks_put_break(process *p, pmodule *m, long i);
 /* May the entry of function I of M become a 5-byte jmp (room, nothing that
  * branches into its bytes 1..4)? */
 bool breaks_may_jump(const pmodule *m, long i);
+/* Where to call the function at FN in P by a remote call so that no first
+ * hit meets the call: when FN is an instrumented function, it and the
+ * functions of its module it may call are relocated first, and *CALL is its
+ * copy; else FN. */
+lp_status breaks_ready_to_call(core_session *s, process *p, uint64_t fn, uint64_t *call);
 /* Function I of M was asked for through its stub: relocated if it has not
  * run, its entry made to lead elsewhere, its stub's waiters let go. */
 lp_status breaks_on_request(core_session *s, process *p, pmodule *m, long i);

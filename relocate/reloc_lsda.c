@@ -232,3 +232,11 @@ lp_status reloc_lsda_pads(const reloc_cfi *cfi, uint64_t lo, uint64_t hi, uint64
   }
   return st;
 }
+
+bool reloc_cfi_pad_in(const reloc_cfi *cfi, uint64_t from, uint64_t to) {
+  uint64_t *pads;
+  size_t n;
+  if (reloc_lsda_pads(cfi, from, to, &pads, &n) != LP_OK) return false;
+  free(pads);
+  return n > 0;
+}

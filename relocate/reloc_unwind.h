@@ -85,6 +85,11 @@ lp_status reloc_unwind_build(const reloc_plan *plan, const reloc_cfi *cfi, uint6
  * read. */
 bool reloc_cfi_starts_called(const reloc_cfi *cfi);
 
+/* Does the original's LSDA send the unwinder into [FROM, TO): a landing pad
+ * there?  (gcc puts a part's first pad past a nop at its start, 1 byte in:
+ * a jmp over its entry would cut it.)  False when the LSDA cannot be read. */
+bool reloc_cfi_pad_in(const reloc_cfi *cfi, uint64_t from, uint64_t to);
+
 /* Is the original's frame at ADDR gone, its return address on top of the
  * stack (CFA = rsp + 8), as at its entry: an indirect jmp there that reads
  * no table is a tail call.  False when the program cannot be read. */

@@ -785,13 +785,23 @@ CXX_EXPECT = {'_Z6level0i': 20, '_Z6level1i': 20, '_Z6level2i': 20, '_Z6level3i'
               '_Z12on_terminatev': 0, 'main': 1}
 
 
-def test_cxx(ctx, opt):
+def test_cxx(ctx, opt, variant=''):
     """C++ exceptions thrown through three instrumented frames with guards
     whose destructors must run, caught, rethrown, caught again; a throw and
     catch inside one function; output and counts (destructors included)
-    exact, std::terminate never reached."""
-    name = 'cxx/exceptions/' + opt
-    binary, err = build(ctx, 'cxx_throw.' + opt, ['cxx_throw.cpp'], ['-' + opt, '-Wall'], cc='g++')
+    exact, std::terminate never reached.  VARIANT: 'static' (g++ -static: the
+    unwinder is the program's own, instrumented but _Unwind_Find_FDE, and
+    __register_frame_info's copy registers the copies, what it may call
+    relocated first), the same with --no-stubs, or 'include_libgcc'
+    (--include 'libgcc*': libgcc_s, the unwinder, is left alone, one
+    lazyprobe: line says so).  Before session 17 the static program died of
+    SIGABRT (no handler found: the copies were never registered) or SIGILL
+    (a landing pad 1 byte into main.cold, whose entry held a jmp), and
+    --include 'libgcc*' hung (a first hit inside the registration)."""
+    name = 'cxx/exceptions/' + opt + ('/' + variant if variant else '')
+    flags = ['-' + opt, '-Wall'] + (['-static'] if variant.startswith('static') else [])
+    binary, err = build(ctx, 'cxx_throw.' + opt + ('.static' if variant.startswith('static') else ''),
+                        ['cxx_throw.cpp'], flags, cc='g++')
     if err:
         return [(name, [err])]
     syms = ctx.syms(binary)
@@ -806,9 +816,13 @@ def test_cxx(ctx, opt):
         return [(name, ['not in symtab: %s' % miss])]
     nat = rt.run_proc([binary])
     outdir = os.path.join(ctx.scratch(name), 'out')
-    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', binary]
+    extra = {'static/no_stubs': ['--no-stubs'], 'include_libgcc': ['--include', 'libgcc*']}.get(variant, [])
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir] + extra + ['--', binary]
     lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
     probs = same_as_native(nat, lp)
+    said = b'libgcc_s.so.1: the unwinder lazyprobe registers' in lp[2]
+    if variant == 'include_libgcc' and not said:
+        probs.append('no lazyprobe: line saying libgcc_s is left alone')
     calls = load_calls_safe(outdir, probs)
     if calls is not None:
         probs += count_problems(module_counts(calls, binary, syms, list(exp)), exp)
@@ -843,8 +857,9 @@ def side_arcs_problems(ctx, name, binary, counts, expect, min_entered, what):
     the unwinder's into landing pads, a cold part's jumps back, each counted
     by a counter of its own), each block's count from the flow equal to
     callgrind's count of its first instruction, the entry counts known by
-    construction (EXPECT: {name: count}), and at least MIN_ENTERED entries
-    from outside counted (WHAT they are)."""
+    construction (EXPECT: {name: count}), at least MIN_ENTERED entries
+    from outside counted (WHAT they are), and no function that ran left
+    uninstrumented (a cold part entered only past its start)."""
     outdir = os.path.join(ctx.scratch(name), 'out')
     cmd = [ctx.lp, 'run', '-c', rt.DUMP_ARCS, '-o', outdir, '--', binary]
     probs = same_as_native(rt.run_proc([binary]), rt.run_proc(cmd, timeout=RUN_TIMEOUT))
@@ -859,6 +874,9 @@ def side_arcs_problems(ctx, name, binary, counts, expect, min_entered, what):
             probs.append('%s: count %s, want %d' % (fn, got.get(fn), n))
     entered = 0
     for f in funcs:
+        lo, hi = f['address'], f['address'] + (f.get('size') or 0)
+        if f.get('state') == 'not run' and any(n for a, n in counts.items() if lo <= a < hi):
+            probs.append('%s ran (callgrind) but was never instrumented' % f['name'])
         if f.get('state') not in ('relocated', 'trapped'):
             continue
         for i, b in enumerate(f.get('blocks') or [], 1):
@@ -935,6 +953,25 @@ def test_cold_threads(ctx, stripped):
     return side_blocks_test(ctx, 'cold/threads' + ('-stripped' if stripped else ''), 'cold_threads',
                             ['cold_threads.c'], ['-O2', '-pthread'], 'gcc', COLD_THREADS_EXPECT, 10,
                             "work.cold's jumps back into work", stripped)
+
+
+def test_catch_loop(ctx):
+    """cold/catch_loop/{blocks,cover,arcs} (side_blocks_test) on
+    tests/real/catch_loop.cpp at -O2: main.cold, entered only past its start
+    (main's copy jumps there to throw), is relocated along with main (as a
+    callee), and its entry keeps its break (never a jmp): its landing pad is
+    1 byte in, where the unwinder would land in the original body."""
+    results = side_blocks_test(ctx, 'cold/catch_loop', 'catch_loop', ['catch_loop.cpp'], ['-O2'], 'g++', {'main': 1}, 2,
+                               "the unwinder's entries into main.cold's landing pad")
+    name, probs = results[-1]
+    try:
+        with open(os.path.join(ctx.work, 'runs', 'cold_catch_loop_arcs', 'out', 'dump.json')) as f:
+            states = {fn['name']: (fn.get('state'), fn.get('note', '')) for fn in json.load(f).get('functions', [])}
+    except (OSError, ValueError) as e:
+        return results[:-1] + [(name, probs + ['dump.json: %s' % e])]
+    if states.get('main.cold', ('',))[0] != 'trapped':
+        probs = probs + ['main.cold is %s, not trapped (its entry must keep its break)' % (states.get('main.cold'),)]
+    return results[:-1] + [(name, probs)]
 
 
 def backtrace_lines(out):
@@ -2020,6 +2057,8 @@ def jobs(ctx):
     for o in ('O0', 'O2'):
         j.append(('cxx/exceptions/' + o, lambda o=o: test_cxx(ctx, o)))
         j.append(('unwind/backtrace/' + o, lambda o=o: test_backtrace(ctx, o)))
+    for v in ('static', 'static/no_stubs', 'include_libgcc'):
+        j.append(('cxx/exceptions/O2/' + v, lambda v=v: test_cxx(ctx, 'O2', v)))
     j.append(('cxx/exceptions/O0/gcov', lambda: test_cxx_gcov(ctx)))
     for o in ('O0', 'O2'):
         j.append(('cxx/exceptions/%s/blocks' % o, lambda o=o: test_cxx_blocks(ctx, o)))
@@ -2027,6 +2066,7 @@ def jobs(ctx):
     for stripped in (False, True):
         j.append(('cold/threads%s/blocks' % ('-stripped' if stripped else ''),
                   lambda st=stripped: test_cold_threads(ctx, st)))
+    j.append(('cold/catch_loop/blocks', lambda: test_catch_loop(ctx)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))
     for t in (1, 2):
         j.append(('arcs/retree/%dthreads' % t, lambda t=t: test_retree(ctx, t)))
