@@ -42,7 +42,12 @@ static x64_flow classify(const ZydisDecodedInstruction *zi) {
   case ZYDIS_MNEMONIC_INT3: return X64_FLOW_STOP;
   default: break;
   }
-  if (zi->meta.category == ZYDIS_CATEGORY_COND_BR) return X64_FLOW_JCC;
+  /* Zydis files xbegin, xend and xabort with the jccs: only a jcc has a
+   * condition code and a target of its own (xend and xabort have no target:
+   * a transaction's abort resumes at its xbegin's fallback) */
+  bool jcc = zi->meta.category == ZYDIS_CATEGORY_COND_BR && zi->mnemonic != ZYDIS_MNEMONIC_XBEGIN &&
+             zi->mnemonic != ZYDIS_MNEMONIC_XEND && zi->mnemonic != ZYDIS_MNEMONIC_XABORT;
+  if (jcc && direct) return X64_FLOW_JCC;
   if (zi->meta.category == ZYDIS_CATEGORY_RET || zi->meta.category == ZYDIS_CATEGORY_SYSRET)
     return X64_FLOW_RET;
   if (direct) return X64_FLOW_UNSUPPORTED; /* xbegin and friends */

@@ -120,7 +120,32 @@ static void random_bytes(void) {
   CHECK(t.quick > 1000, "the table decoded only %zu random instructions", t.quick);
 }
 
+/* The transactional instructions, which Zydis files with the conditional
+ * branches: xend and xabort fall through (libc's lock-elision unlock was
+ * refused: xend taken for a jcc to 0); xbegin's fallback is a relative
+ * target no jcc rewriting may move. */
+static void transactions(void) {
+  const char *name = "transactions";
+  static const struct {
+    uint8_t bytes[6];
+    size_t len;
+    x64_flow flow;
+  } cases[] = {
+      {{0x0f, 0x01, 0xd5}, 3, X64_FLOW_NEXT},                    /* xend */
+      {{0xc6, 0xf8, 0x07}, 3, X64_FLOW_NEXT},                    /* xabort 7 */
+      {{0xc7, 0xf8, 0x10, 0x00, 0x00, 0x00}, 6, X64_FLOW_UNSUPPORTED}, /* xbegin +0x10 */
+      {{0x0f, 0x84, 0x10, 0x00, 0x00, 0x00}, 6, X64_FLOW_JCC},   /* je +0x10: still a jcc */
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    x64_insn in;
+    bool ok = x64_decode(cases[k].bytes, cases[k].len, 0x1000, &in);
+    CHECK(ok && in.len == cases[k].len && in.flow == cases[k].flow, "case %zu (%02x %02x %02x): len %u flow %d",
+          k, cases[k].bytes[0], cases[k].bytes[1], cases[k].bytes[2], ok ? in.len : 0, ok ? (int)in.flow : -1);
+  }
+}
+
 int main(int argc, char **argv) {
+  transactions();
   random_bytes();
   /* binaries on every machine the README sets up, and whatever is named */
   sweep_binary("/usr/lib/x86_64-linux-gnu/libc.so.6");
