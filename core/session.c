@@ -206,6 +206,22 @@ static lp_status on_trap(core_session *s, thread *th, bool *ours, bool *let_go) 
 
 /* {=== start-up ===*/
 
+/* Fails for a process whose program is not 64-bit (a 32-bit one exec'd
+ * inside the run: its auxv would not even read). */
+static lp_status is_64bit(pid_t pid) {
+  char path[64], exe[512];
+  snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+  ssize_t n = readlink(path, exe, sizeof exe - 1);
+  exe[n > 0 ? n : 0] = 0;
+  unsigned char id[EI_NIDENT];
+  FILE *f = fopen(path, "rbe");
+  bool read = f && fread(id, sizeof id, 1, f) == 1;
+  if (f) fclose(f);
+  if (read && !memcmp(id, ELFMAG, SELFMAG) && id[EI_CLASS] == ELFCLASS32)
+    return lp_fail("%s is a 32-bit program: lazyprobe instruments x86-64 programs only", n > 0 ? exe : path);
+  return LP_OK;
+}
+
 static lp_status new_process(pid_t pid, pid_t ppid, uint32_t image, process **out) {
   process *p = calloc(1, sizeof *p);
   if (!p) return lp_fail("out of memory");
@@ -215,7 +231,8 @@ static lp_status new_process(pid_t pid, pid_t ppid, uint32_t image, process **ou
   p->counters.fd = -1;
   p->target.mem_fd = -1;
   p->perfmap.fd = -1;
-  lp_status st = core_target_open(pid, &p->target);
+  lp_status st = is_64bit(pid);
+  if (st == LP_OK) st = core_target_open(pid, &p->target);
   if (st == LP_OK) st = core_auxv_get(pid, AT_ENTRY, &p->entry);
   if (st != LP_OK) {
     process_free(p);

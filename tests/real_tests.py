@@ -556,6 +556,28 @@ def test_shell_script(ctx):
     return [(name, probs[:6])]
 
 
+def test_exec_32bit(ctx):
+    """procs/exec_32bit: a 32-bit program exec'd inside a run (sh running
+    the 32-bit loader, when the machine has one: `ldd` does so) is let go
+    with one lazyprobe: line saying it is 32-bit (it said "/proc/N/auxv has
+    no entry 9"), and runs as natively."""
+    name = 'procs/exec_32bit'
+    loader = '/lib/ld-linux.so.2'
+    if not os.path.exists(loader):
+        return [(name, [])]  # nothing 32-bit to run on this machine
+    argv = ['sh', '-c', loader + ' --version; echo done']
+    nat = rt.run_proc(argv)
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', os.path.join(ctx.scratch(name), 'out'), '--'] + argv
+    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = same_as_native(nat, lp)
+    said = [l for l in lp[2].decode(errors='replace').splitlines() if 'not followed after exec' in l]
+    if not said or not all('is a 32-bit program' in l for l in said):
+        probs.append('lazyprobe said %r, want a line naming a 32-bit program' % said)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs)]
+
+
 def test_shell_script_coverage(ctx):
     """procs/shell_script/coverage: sh runs tests/real/home.c three times
     under -c coverage; from the third image on its functions are relocated
@@ -2047,6 +2069,7 @@ def jobs(ctx):
         j.append(('procs/' + mode, lambda m=mode: test_procs(ctx, m)))
     j.append(('procs/many_procs', lambda: test_many_procs(ctx)))
     j.append(('procs/shell_script', lambda: test_shell_script(ctx)))
+    j.append(('procs/exec_32bit', lambda: test_exec_32bit(ctx)))
     j.append(('procs/shell_script/coverage', lambda: test_shell_script_coverage(ctx)))
     j.append(('procs/rebuilt_in_place', lambda: test_rebuilt_in_place(ctx)))
     j.append(('procs/make_j2', lambda: test_make(ctx)))
