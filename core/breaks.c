@@ -164,7 +164,7 @@ typedef struct link_ctx {
  *
  * gcc moves the unlikely code of a function into a part of its own,
  * NAME.cold (core_function.part; in a stripped module both parts are fn_ADDR
- * and are linked by their jumps, link_unnamed_parts): the hot part jumps
+ * and are linked by their jumps, breaks_link_unnamed_parts): the hot part jumps
  * into it, anywhere, and it jumps back into the hot part, anywhere (after a
  * catch, say).  Each part's copy is planned with the places the other jumps
  * to as side entries (decoded, entered by no edge of its graph, as landing
@@ -174,7 +174,9 @@ typedef struct link_ctx {
  * one), the jump goes through a 5-byte jmp of its own in the arena (a
  * side_jump), which goes to the original code until that part's first copy
  * is made, then to the place in it (an int3 first, unless nothing runs
- * meanwhile: a thread that meets it goes on there, breaks_on_trap). */
+ * meanwhile: a thread that meets it goes on there, breaks_on_trap); when
+ * that part has not run (a part entered only past its start is no callee of
+ * anything), an int3 whose first hit relocates it (on_side_jump). */
 
 #define MAX_SIDE_ENTRIES 4096
 #define SIDE_JUMP_ROOM 8 /* a side_jump's bytes in the arena: its jmp, then int3s */
@@ -334,14 +336,17 @@ static lp_status prepare_side_jumps(process *p, pmodule *m, const reloc_plan *pl
   uint64_t at = 0;
   if (n && st == LP_OK && !bytes) st = lp_fail("out of memory");
   if (n && st == LP_OK) st = shm_arena_alloc(&m->arena, n * SIDE_JUMP_ROOM, SIDE_JUMP_ROOM, &at);
-  if (n && st == LP_OK) {
+  if (n && st == LP_OK) { /* int3s where the function has not run: its first use relocates it */
     memset(bytes, INT3, n * SIDE_JUMP_ROOM);
-    for (size_t q = 0; q < n; q++) jmp_bytes(bytes + q * SIDE_JUMP_ROOM, at + q * SIDE_JUMP_ROOM, wanted[2 * q]);
+    for (size_t q = 0; q < n; q++)
+      if (m->fns[wanted[2 * q + 1]].state != SHM_NOT_RUN)
+        jmp_bytes(bytes + q * SIDE_JUMP_ROOM, at + q * SIDE_JUMP_ROOM, wanted[2 * q]);
     st = core_mem_write(&p->target, at, bytes, n * SIDE_JUMP_ROOM);
   }
   for (size_t q = 0; q < n && st == LP_OK; q++) {
     uint32_t g = (uint32_t)wanted[2 * q + 1];
-    p->side_jumps[p->nside_jumps++] = (side_jump){wanted[2 * q], at + q * SIDE_JUMP_ROOM, 0, m->fns[g].side_jumps};
+    p->side_jumps[p->nside_jumps++] = (side_jump){(uint32_t)(m - p->mods), g, wanted[2 * q], at + q * SIDE_JUMP_ROOM,
+                                                  0, m->fns[g].side_jumps, m->fns[g].state == SHM_NOT_RUN};
     m->fns[g].side_jumps = (uint32_t)p->nside_jumps;
   }
   free(bytes);
@@ -744,10 +749,12 @@ static reloc_function_desc desc_with_sides(const pmodule *m, const core_function
  * fn_ADDR, from their FDEs).  A function with no symbol whose frame does not
  * start as a call leaves it (a part of another function's frame), and whose
  * jumps out of itself land inside one other function and only there (past
- * its first byte: not a tail call), is that function's other part.  All of
- * a module file's are linked before its first plan (a part's link must be
- * known when either part is planned: the hot part is planned first, its
- * cold part then relocated as its callee). */
+ * its first byte: not a tail call), is that function's other part, and is
+ * named NAME.cold after it when it has a symbol's NAME.  All of a module
+ * file's are linked when its first process image lists it (a part's link
+ * must be known when either part is planned: the hot part is planned first,
+ * its cold part then relocated as its callee; and the names go into the
+ * counters file). */
 
 static bool unnamed_frame_part(const pmodule *m, long j) {
   const core_function *fn = &m->file->module->functions[j];
@@ -773,20 +780,34 @@ static long hot_part_of(const pmodule *m, long j) {
   return hot;
 }
 
-/* Links the unnamed parts of M's functions to them, once per module file. */
-static void link_unnamed_parts(core_session *s, const pmodule *m) {
-  module_file *file = m->file;
-  if (file->unnamed_parts_linked) return;
+lp_status breaks_link_unnamed_parts(core_session *s, module_file *file, uint64_t bias) {
+  if (file->unnamed_parts_linked) return LP_OK;
   file->unnamed_parts_linked = true;
   core_module *mod = file->module;
+  const pmodule m = {.file = file, .bias = bias, .lo = mod->min_vaddr + bias, .hi = mod->max_vaddr + bias};
   for (size_t j = 0; j < mod->nfunctions; j++) {
-    if (!unnamed_frame_part(m, (long)j)) continue;
-    long hot = hot_part_of(m, (long)j);
+    if (!unnamed_frame_part(&m, (long)j)) continue;
+    long hot = hot_part_of(&m, (long)j);
     if (hot < 0 || mod->functions[hot].part != CORE_NO_PART) continue;
     mod->functions[j].part = (uint32_t)hot;
     mod->functions[hot].part = (uint32_t)j;
     s->stats.parts_linked++;
+    const core_function *h = &mod->functions[hot];
+    if (!(h->sources & (CORE_FROM_SYMTAB | CORE_FROM_DYNSYM))) continue;
+    char **grown = realloc(file->names, (file->nnames + 1) * sizeof *grown);
+    char *name = malloc(strlen(h->name) + sizeof ".cold");
+    if (!grown || !name) {
+      free(name);
+      if (grown) file->names = grown;
+      return lp_fail("out of memory");
+    }
+    file->names = grown;
+    strcpy(name, h->name);
+    strcat(name, ".cold");
+    file->names[file->nnames++] = name;
+    mod->functions[j].name = name;
   }
+  return LP_OK;
 }
 
 /* Plans DESC, with its side entries, else without them: they come from a
@@ -858,6 +879,7 @@ static lp_status point_side_jumps(process *p, pmodule *m, long i, uint64_t copy)
     long k = !s->to ? side_index(se, s->target - m->bias) : -1;
     if (k < 0 || se->off[k] < 0) continue;
     s->to = copy + (uint64_t)se->off[k]; /* also where a thread that meets its int3 goes */
+    s->waits = false;
     sj[n++] = s;
     if (n == 64) {
       LP_CHECK(point_runs(p, sj, n));
@@ -867,12 +889,37 @@ static lp_status point_side_jumps(process *p, pmodule *m, long i, uint64_t copy)
   return point_runs(p, sj, n);
 }
 
-/* Where a thread that met the int3 of a side_jump being pointed at its
- * function's copy goes (0: AT is none). */
-static uint64_t side_jump_to(const process *p, uint64_t at) {
+/* The side_jump at AT (index + 1), 0: none. */
+static size_t side_jump_at(const process *p, uint64_t at) {
   for (size_t j = 0; j < p->nside_jumps; j++)
-    if (p->side_jumps[j].at == at && p->side_jumps[j].to) return p->side_jumps[j].to;
+    if (p->side_jumps[j].at == at) return j + 1;
   return 0;
+}
+
+static lp_status first_hit(core_session *s, process *p, pmodule *m, long i, int depth, breaks_resume *resume,
+                           size_t nresume);
+
+/* Where a thread that met the int3 of side_jump J goes: into its function's
+ * copy (being pointed there, or made now: the side jump waited for its
+ * function's first run), or to its target (the function left native). */
+static lp_status on_side_jump(core_session *s, process *p, size_t j, pid_t tid, struct user_regs_struct *regs) {
+  side_jump sj = p->side_jumps[j]; /* the array may grow while relocating */
+  if (sj.waits) {
+    pmodule *m = &p->mods[sj.module];
+    if (m->fns[sj.function].state == SHM_NOT_RUN) {
+      s->stats.trap_hits++;
+      LP_CHECK(first_hit(s, p, m, sj.function, EAGER_DEPTH, NULL, 0));
+    }
+    sj = p->side_jumps[j];
+    if (sj.waits) { /* no copy took it in: the original, from now on */
+      uint8_t jmp[JMP_REL32_SIZE];
+      jmp_bytes(jmp, sj.at, sj.target);
+      LP_CHECK(write_under_int3(p, sj.at, jmp, sizeof jmp, true));
+      p->side_jumps[j].waits = false;
+    }
+  }
+  regs->rip = sj.to ? sj.to : sj.target;
+  return core_regs_set(tid, regs);
 }
 
 /* Why the entry of function I of M (CFI: its call frame information, if
@@ -943,7 +990,6 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
   uint64_t entry = fn->addr + m->bias;
   reloc_cfi cfi;
   uint64_t *entered;
-  link_unnamed_parts(s, m);
   reloc_function_desc desc = desc_with_sides(m, fn, &cfi, &entered);
   bool has_cfi = desc.cfi != NULL;
   link_ctx links = {p};
@@ -959,10 +1005,8 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
     uint64_t callees[MAX_EAGER];
     size_t n = reloc_callees(plan, callees, MAX_EAGER);
     for (size_t k = 0; k < n && k < MAX_EAGER; k++) {
-      long j, g;
-      const side_entries *se;
+      long j;
       pmodule *cm = process_module_at(p, callees[k], &j);
-      if (cm && j < 0 && side_at(cm, callees[k], &se, &g) >= 0) j = g; /* the other part, entered past its start */
       if (!cm || j < 0 || cm->fns[j].state != SHM_NOT_RUN) continue;
       lp_status st = instrument(s, p, cm, j, depth - 1, NULL, 0);
       if (st != LP_OK) {
@@ -1648,7 +1692,11 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
   long i;
   pmodule *m = process_module_at(p, at, &i);
   uint64_t top = !m || i < 0 ? repointed_top(p, at) : 0;
-  if (!top && !m) top = side_jump_to(p, at);
+  size_t sj = !top && !m ? side_jump_at(p, at) : 0;
+  if (sj) {
+    *ours = true;
+    return on_side_jump(s, p, sj - 1, tid, &regs);
+  }
   if (top) { /* met the int3 at the top of a copy being pointed elsewhere */
     *ours = true;
     regs.rip = top;

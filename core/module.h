@@ -35,7 +35,7 @@ typedef struct core_function {
   uint32_t part;    /* the index of its other part, gcc's NAME.cold for NAME and NAME for
                        it (the hot part jumps into the cold one, which jumps back), or
                        CORE_NO_PART; linked by name here, the unnamed parts of a stripped
-                       module by breaks.c (link_unnamed_parts) */
+                       module by breaks.c (breaks_link_unnamed_parts) */
 } core_function;
 
 #define CORE_NO_PART UINT32_MAX

@@ -353,6 +353,7 @@ static lp_status add_module(core_session *s, process *p, module_file *file, uint
     s->unwinder_said = true;
     return LP_OK;
   }
+  LP_CHECK(breaks_link_unnamed_parts(s, file, bias));
   size_t n = mod->nfunctions;
   uint64_t *addr = calloc(n, sizeof *addr), *size = calloc(n, sizeof *size);
   const char **name = calloc(n, sizeof *name);

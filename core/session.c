@@ -707,6 +707,8 @@ void core_session_free(core_session *s) {
       free(f->sides[i].off);
     }
     free(f->sides);
+    for (size_t i = 0; i < f->nnames; i++) free(f->names[i]);
+    free(f->names);
     core_image_free(&f->image);
     core_module_close(f->module);
     free(f->path);

@@ -77,12 +77,17 @@ typedef struct side_entries {
 
 /* A jump of a copy to a side entry of a function that had no copy yet: the
  * 5-byte jmp it goes through, at AT, to TARGET until that function's first
- * copy, then to TO there.  A function's are chained from its fn_state. */
+ * copy, then to TO there; or, while that function has not run (WAITS), an
+ * int3 there whose first hit relocates it (breaks.c).  A function's are
+ * chained from its fn_state. */
 typedef struct side_jump {
+  uint32_t module;        /* in the process's mods */
+  uint32_t function;
   uint64_t target;        /* run-time */
   uint64_t at;
-  uint64_t to;            /* 0 while it goes to TARGET */
+  uint64_t to;            /* 0 while it goes to TARGET (or waits) */
   uint32_t before;        /* the one made before it for the same function (index + 1), 0: none */
+  bool waits;
 } side_jump;
 
 /* A module file, opened once per session and shared by every process that
@@ -99,6 +104,8 @@ typedef struct module_file {
   cached_plan *plans;     /* per function, from its second image on (NULL: none yet) */
   side_entries *sides;    /* per function, once looked at (NULL: none yet) */
   bool unnamed_parts_linked; /* its functions' unnamed parts linked to them (breaks.c) */
+  char **names;           /* of those parts, NAME.cold: owned here */
+  size_t nnames;
   struct module_file *next;
 } module_file;
 
@@ -266,6 +273,10 @@ bool breaks_may_jump(const pmodule *m, long i);
  * functions of its module it may call are relocated first, and *CALL is its
  * copy; else FN. */
 lp_status breaks_ready_to_call(core_session *s, process *p, uint64_t fn, uint64_t *call);
+/* Links gcc's parts of FILE's functions that have no name of their own (a
+ * stripped module), FILE loaded at BIAS; once per file, before its functions
+ * are listed in a counters file (they take their names). */
+lp_status breaks_link_unnamed_parts(core_session *s, module_file *file, uint64_t bias);
 /* Function I of M was asked for through its stub: relocated if it has not
  * run, its entry made to lead elsewhere, its stub's waiters let go. */
 lp_status breaks_on_request(core_session *s, process *p, pmodule *m, long i);
