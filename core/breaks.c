@@ -1081,6 +1081,8 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
  * inside the call would wait for a tracer that waits for the call (a stub)
  * or stop it (a trap). */
 
+static void describe_stop(process *p);
+
 lp_status breaks_ready_to_call(core_session *s, process *p, uint64_t fn, uint64_t *call) {
   *call = fn;
   long i;
@@ -1114,6 +1116,7 @@ lp_status breaks_ready_to_call(core_session *s, process *p, uint64_t fn, uint64_
   }
   free(seen);
   free(work);
+  describe_stop(p);
   if (st == LP_OK && m->fns[i].copy && !m->fns[i].home) *call = m->fns[i].copy;
   return st;
 }
