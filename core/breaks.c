@@ -80,8 +80,20 @@ lp_status breaks_write(process *p, pmodule *m, unsigned mask, bool restore) {
   return LP_OK;
 }
 
+static void jmp_bytes(uint8_t out[JMP_REL32_SIZE], uint64_t at, uint64_t to);
+static lp_status write_under_int3(process *p, uint64_t at, const uint8_t *want, size_t n, bool brk_there);
+
 lp_status breaks_restore_all(process *p) {
   lp_status st = LP_OK;
+  for (size_t k = 0; k < p->nside_jumps; k++) { /* an int3 waiting for its part's first run: the original */
+    side_jump *sj = &p->side_jumps[k];
+    if (!sj->waits || p->mods[sj->module].unloaded) continue;
+    uint8_t jmp[JMP_REL32_SIZE];
+    jmp_bytes(jmp, sj->at, sj->target);
+    lp_status one = write_under_int3(p, sj->at, jmp, sizeof jmp, true);
+    if (st == LP_OK) st = one;
+    sj->waits = false;
+  }
   for (size_t k = 0; k < p->nredirects; k++) {
     const plt_redirect *r = &p->redirects[k];
     if (p->mods[r->module].unloaded) continue;
