@@ -1654,6 +1654,40 @@ def test_attach_plt(ctx):
     return [(name, probs[:6])]
 
 
+def test_attach_cold(ctx):
+    """attach/cold: lazyprobe attach --duration 1 to tests/real/cold_attach.cpp
+    (-O2), whose main throws into its catch in main.cold (never run while
+    attached: main jumps there past its start) only after SIGUSR1, sent once
+    lazyprobe detached, while g throws and catches all along: after the
+    detach the program, main still in the copy the attach moved it into,
+    throws through copies and catches as natively (without g, the copies'
+    unwind information is never registered while attached and the late
+    throw ends in std::terminate: a known limit)."""
+    name = 'attach/cold'
+    binary, err = build(ctx, 'cold_attach', ['cold_attach.cpp'], ['-O2', '-Wall'], cc='g++')
+    if err:
+        return [(name, [err])]
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    target, reader = start_target([binary])
+    cmd = [ctx.lp, 'attach', '-c', 'calls', '--duration', '1', '-o', outdir, str(target.pid)]
+    probs = []
+    try:
+        if not reader.wait_for(rb'^ready$', 30):
+            return [(name, ['the target printed no "ready"'])]
+        lp = rt.run_proc(cmd, timeout=60)
+        if lp[0] != 0:
+            probs.append('lazyprobe attach: status %s: %s' % (lp[0], rt.short(lp[2])))
+        calls = load_calls_safe(outdir, probs)
+        if calls is not None and not module_counts(calls, binary, ctx.syms(binary), ['_Z1gl'])['_Z1gl']:
+            probs.append('g not counted while attached')
+        release_target(target, reader, b'ready\ndone\n', probs)
+    finally:
+        stop_all(target)
+    if probs:
+        probs[0] += repro(['%s &' % binary, ';'] + cmd)
+    return [(name, probs[:6])]
+
+
 # ----------------------------------------------------- 6. machine details ---
 
 ENDBR_PROGRAMS = ['fib', 'funcptr', 'jumptable', 'tailcall', 'tiny', 'qsort_cb']
@@ -2107,6 +2141,7 @@ def jobs(ctx):
     j.append(('attach/early_sigint', lambda: test_attach_early_sigint(ctx)))
     j.append(('attach/stack', lambda: test_attach_stack(ctx)))
     j.append(('attach/plt', lambda: test_attach_plt(ctx)))
+    j.append(('attach/cold', lambda: test_attach_cold(ctx)))
     j.append(('attach/gdb_core', lambda: test_attach_gdb_core(ctx)))
     j.append(('attach/loader_busy', lambda: test_attach_loader_busy(ctx)))
     # 6. machine details
