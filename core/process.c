@@ -371,7 +371,8 @@ static lp_status add_module(core_session *s, process *p, module_file *file, uint
     name[i] = f->name;
     binding[i] = f->binding;
     excluded[i] = !core_select_function(&s->opt.select, file->path, is_main, f->name);
-    /* the unwinder's lookup, linked in: a copy of it would be called past its break (the unwinder) */
+    /* _Unwind_Find_FDE linked in: a copy of it would be called past the break where the copies'
+     * unwind information is registered (breaks.c, "the unwinder's own functions") */
     bool lookup = f->addr + bias == p->find_fde;
     fns[i].state = excluded[i] ? SHM_EXCLUDED : lookup ? SHM_NATIVE : SHM_NOT_RUN;
     selected += !excluded[i];
