@@ -1623,16 +1623,8 @@ def test_attach_plt(ctx):
     foo_sym = ctx.syms(b['foo']).get('foo_add')
     if slot_link is None or foo_sym is None:
         return [(name, ['no PLT slot or symbol for foo_add (slot %s, symbol %s)' % (slot_link, foo_sym)])]
-    outdir = os.path.join(ctx.scratch(name), 'out')
-    target, reader = start_target([binary])
-    cmd = [ctx.lp, 'attach', '--stats', '-c', 'calls', '--duration', '1', '-o', outdir, str(target.pid)]
-    probs = []
-    try:
-        if not reader.wait_for(rb'^ready$', 30):
-            return [(name, ['the target printed no "ready"'])]
-        lp = rt.run_proc(cmd, timeout=60)
-        if lp[0] != 0:
-            probs.append('lazyprobe attach: status %s: %s' % (lp[0], rt.short(lp[2])))
+
+    def check(lp, target, outdir, probs):
         redirected = re.search(rb'plt_redirected=(\d+)', lp[2])
         if not redirected or int(redirected.group(1)) < 1:
             probs.append('the slot was not pointed at the copy (--stats: %s)' %
@@ -1646,12 +1638,8 @@ def test_attach_plt(ctx):
         calls = load_calls_safe(outdir, probs)
         if calls is not None and not module_counts(calls, b['foo'], ctx.syms(b['foo']), ['foo_add'])['foo_add']:
             probs.append('foo_add not counted while attached')
-        release_target(target, reader, b'ready\ndone\n', probs)
-    finally:
-        stop_all(target)
-    if probs:
-        probs[0] += repro(['%s &' % binary, ';'] + cmd)
-    return [(name, probs[:6])]
+
+    return [(name, attach_for_a_second(ctx, name, binary, check, stats=True))]
 
 
 def test_attach_cold(ctx):
@@ -1667,25 +1655,38 @@ def test_attach_cold(ctx):
     binary, err = build(ctx, 'cold_attach', ['cold_attach.cpp'], ['-O2', '-Wall'], cc='g++')
     if err:
         return [(name, [err])]
-    outdir = os.path.join(ctx.scratch(name), 'out')
-    target, reader = start_target([binary])
-    cmd = [ctx.lp, 'attach', '-c', 'calls', '--duration', '1', '-o', outdir, str(target.pid)]
-    probs = []
-    try:
-        if not reader.wait_for(rb'^ready$', 30):
-            return [(name, ['the target printed no "ready"'])]
-        lp = rt.run_proc(cmd, timeout=60)
-        if lp[0] != 0:
-            probs.append('lazyprobe attach: status %s: %s' % (lp[0], rt.short(lp[2])))
+
+    def check(lp, target, outdir, probs):
         calls = load_calls_safe(outdir, probs)
         if calls is not None and not module_counts(calls, binary, ctx.syms(binary), ['_Z1gl'])['_Z1gl']:
             probs.append('g not counted while attached')
+
+    return [(name, attach_for_a_second(ctx, name, binary, check))]
+
+
+def attach_for_a_second(ctx, name, binary, check, stats=False):
+    """`lazyprobe attach [--stats] -c calls --duration 1` to BINARY, a program
+    that prints "ready", loops until SIGUSR1, then prints "done": CHECK(lp,
+    target, outdir, probs) once lazyprobe is gone, the program still
+    running, then the program's end as natively.  Returns the problems."""
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    target, reader = start_target([binary])
+    cmd = [ctx.lp, 'attach'] + (['--stats'] if stats else []) + ['-c', 'calls', '--duration', '1', '-o', outdir,
+                                                                 str(target.pid)]
+    probs = []
+    try:
+        if not reader.wait_for(rb'^ready$', 30):
+            return ['the target printed no "ready"']
+        lp = rt.run_proc(cmd, timeout=60)
+        if lp[0] != 0:
+            probs.append('lazyprobe attach: status %s: %s' % (lp[0], rt.short(lp[2])))
+        check(lp, target, outdir, probs)
         release_target(target, reader, b'ready\ndone\n', probs)
     finally:
         stop_all(target)
     if probs:
         probs[0] += repro(['%s &' % binary, ';'] + cmd)
-    return [(name, probs[:6])]
+    return probs[:6]
 
 
 # ----------------------------------------------------- 6. machine details ---
