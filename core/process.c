@@ -363,7 +363,7 @@ static lp_status add_module(core_session *s, process *p, module_file *file, uint
   pmodule *grown = realloc(p->mods, (p->nmods + 1) * sizeof *grown);
   if (grown) p->mods = grown;
   lp_status st = addr && size && name && binding && excluded && fns && grown ? LP_OK : lp_fail("out of memory");
-  size_t selected = 0;
+  size_t selected = 0, builtins = 0;
   for (size_t i = 0; st == LP_OK && i < n; i++) {
     const core_function *f = &mod->functions[i];
     addr[i] = f->addr;
@@ -371,6 +371,9 @@ static lp_status add_module(core_session *s, process *p, module_file *file, uint
     name[i] = f->name;
     binding[i] = f->binding;
     excluded[i] = !core_select_function(&s->opt.select, file->path, is_main, f->name);
+    /* V8's embedded builtins: its garbage collector maps the return addresses on the stack
+     * to its own code objects, and one into a copy fails its check (node dies of SIGTRAP) */
+    if (!excluded[i] && !strncmp(f->name, "Builtins_", 9)) excluded[i] = 1, builtins++;
     /* _Unwind_Find_FDE linked in: a copy of it would be called past the break where the copies'
      * unwind information is registered (breaks.c, "the unwinder's own functions") */
     bool lookup = f->addr + bias == p->find_fde;
@@ -400,6 +403,9 @@ static lp_status add_module(core_session *s, process *p, module_file *file, uint
                       "the unwinder's lookup, where lazyprobe registers the copies' unwind information");
     file->images++;
     s->stats.modules++;
+    if (builtins && file->images == 1)
+      fprintf(stderr, "lazyprobe: %s: %zu functions Builtins_* not instrumented: V8 maps the return addresses "
+                      "in them to its own code\n", file->path, builtins);
   }
   free(addr);
   free(size);

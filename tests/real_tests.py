@@ -1752,6 +1752,9 @@ REAL_PROGRAMS['jumpin_inside'] = (['jumpin_main.c', 'jumpin.S'], ['-O2', '-Wall'
 # first instruction: the hot part is planned without that side entry.
 REAL_PROGRAMS['coldpart_bogus'] = (['coldpart_main.c', 'coldpart.S'], ['-O2', '-Wall'],
                                    {'hotfn': 1000, 'main': 1}, [])
+# V8's builtins in miniature: Builtins_Walk's return addresses checked by the
+# program itself; it is never instrumented (status 1 if it were: 0 found).
+REAL_PROGRAMS['v8_builtins'] = (['v8_builtins.c'], ['-O2', '-Wall'], {'where_from': 1000, 'main': 1}, [])
 # int3: the handler's own first call meets lazyprobe's int3 with SIGTRAP blocked,
 # and the kernel resets the program's SIGTRAP action (process_keep_sigtrap_action).
 for _m, _f in (('ud2', 'bad_op'), ('segv', 'bad_load'), ('int3', 'own_trap')):
