@@ -10,7 +10,11 @@
  * at its hook (r_debug.r_brk); those it removes keep their counts.  The
  * copies' unwind information is registered with libgcc's unwinder from the
  * first thread that enters _Unwind_Find_FDE while some is pending (a fork
- * child inherits what its parent had pending).  GDB's JIT library
+ * child inherits what its parent had pending); libgcc_s itself is never
+ * instrumented, and a program's own unwinder (linked in) keeps
+ * _Unwind_Find_FDE native.  Functions named Builtins_* (V8's) are never
+ * instrumented: V8 maps the return addresses in them to its code.  A 32-bit
+ * program exec'd in a run is let go.  GDB's JIT library
  * (core/gdbjit.h) is dlopen'd through the program's libc, and the program's
  * SIGTRAP action is kept as it set it (process_keep_sigtrap_action). */
 #include <errno.h>
