@@ -13,8 +13,8 @@
  * child inherits what its parent had pending); libgcc_s itself is never
  * instrumented, and a program's own unwinder (linked in) keeps
  * _Unwind_Find_FDE native.  Functions named Builtins_* (V8's) are never
- * instrumented: V8 maps the return addresses in them to its code.  A 32-bit
- * program exec'd in a run is let go.  GDB's JIT library
+ * instrumented: V8 maps the return addresses in them to its code.  GDB's JIT
+ * library
  * (core/gdbjit.h) is dlopen'd through the program's libc, and the program's
  * SIGTRAP action is kept as it set it (process_keep_sigtrap_action). */
 #include <errno.h>

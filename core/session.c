@@ -13,7 +13,8 @@
  * - a fork child gets a copy of the state and, at its first stop, a counters
  *   file of its own mapped over its parent's;
  * - exec gives the process a new image: a temporary break at its entry, where
- *   it is set up afresh once the loader has run.
+ *   it is set up afresh once the loader has run (a 32-bit image is let go,
+ *   with a line saying so).
  *
  * The end: when the first process ends, or on core_session_detach, every
  * process still traced is stopped, its entries and hooks restored (copies stay
