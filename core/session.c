@@ -366,6 +366,11 @@ lp_status core_session_start(const core_session_options *opt, core_session **out
     if (st == LP_OK && (st = module_file_open(s, image, &f)) != LP_OK && strcmp(image, opt->program))
       lp_context("%s: its interpreter", opt->program);
     if (st == LP_OK && f->module->nfunctions == 0) st = lp_fail("%s: no functions found", image);
+    const char *base = strrchr(image, '/');
+    base = base ? base + 1 : image;
+    if (st == LP_OK && opt->argv[0] && opt->argv[1] && (!strncmp(base, "ld-linux", 8) || !strncmp(base, "ld.so", 5)))
+      fprintf(stderr, "lazyprobe: %s is the dynamic loader: what it loads is not instrumented (run the program "
+                      "itself)\n", image);
     if (st == LP_OK) st = start_launched(s);
   }
   if (st != LP_OK) {

@@ -578,6 +578,24 @@ def test_exec_32bit(ctx):
     return [(name, probs)]
 
 
+def test_loader_direct(ctx):
+    """procs/loader_direct: `lazyprobe run -- /lib64/ld-linux-x86-64.so.2
+    /usr/bin/echo hi` (the loader run as the program, loading another):
+    output as natively, and one lazyprobe: line says that what the loader
+    loads is not instrumented (it said nothing, and counted nothing)."""
+    name = 'procs/loader_direct'
+    argv = ['/lib64/ld-linux-x86-64.so.2', '/usr/bin/echo', 'hi']
+    nat = rt.run_proc(argv)
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', os.path.join(ctx.scratch(name), 'out'), '--'] + argv
+    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = same_as_native(nat, lp)
+    if b'is the dynamic loader: what it loads is not instrumented' not in lp[2]:
+        probs.append('no lazyprobe: line saying the loader runs another program uninstrumented')
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs)]
+
+
 def test_shell_script_coverage(ctx):
     """procs/shell_script/coverage: sh runs tests/real/home.c three times
     under -c coverage; from the third image on its functions are relocated
@@ -2108,6 +2126,7 @@ def jobs(ctx):
     j.append(('procs/many_procs', lambda: test_many_procs(ctx)))
     j.append(('procs/shell_script', lambda: test_shell_script(ctx)))
     j.append(('procs/exec_32bit', lambda: test_exec_32bit(ctx)))
+    j.append(('procs/loader_direct', lambda: test_loader_direct(ctx)))
     j.append(('procs/shell_script/coverage', lambda: test_shell_script_coverage(ctx)))
     j.append(('procs/rebuilt_in_place', lambda: test_rebuilt_in_place(ctx)))
     j.append(('procs/make_j2', lambda: test_make(ctx)))
