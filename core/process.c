@@ -235,6 +235,24 @@ lp_status process_arm_unwinder(process *p) {
 /* Thread TID stopped at the break at _Unwind_Find_FDE (its instruction
  * pointer already back there): the break goes, the pending information is
  * registered from this thread, which holds none of the unwinder's locks. */
+/* First hits met by the registration's remote call (core_remote_hooks): a
+ * library it calls may be instrumented (libc's pthread_mutex_lock, under
+ * --include 'libc*'), and its stub would wait for the tracer for ever. */
+typedef struct serving {
+  core_session *s;
+  process *p;
+} serving;
+
+static lp_status serve_stubs(void *ctx) {
+  serving *sv = ctx;
+  return stubs_serve(sv->s, sv->p);
+}
+
+static lp_status serve_trap(void *ctx, pid_t tid, bool *handled) {
+  serving *sv = ctx;
+  return breaks_on_trap(sv->s, sv->p, tid, handled);
+}
+
 lp_status process_register_unwind(core_session *s, process *p, pid_t tid) {
   LP_CHECK(core_mem_write(&p->target, p->find_fde, &p->find_fde_byte, 1));
   p->find_fde_armed = false;
@@ -251,9 +269,11 @@ lp_status process_register_unwind(core_session *s, process *p, pid_t tid) {
   int deferred = 0;
   uint64_t register_fn;
   LP_CHECK(breaks_ready_to_call(s, p, p->register_fn, &register_fn));
+  serving sv = {s, p};
+  const core_remote_hooks hooks = {serve_stubs, serve_trap, &sv};
   lp_status st = core_unwind_flush(p->unwind, &p->target, tid, p->scratch, register_fn,
                                    p->eh_data.base + p->eh_data.used, p->eh_data.size - p->eh_data.used, &used,
-                                   &deferred);
+                                   &deferred, &hooks);
   p->eh_data.used += (used + 15) & ~(size_t)15;
   if (deferred && !s->deferred_sig) {
     s->deferred_sig = deferred;
@@ -286,11 +306,11 @@ static lp_status load_gdbjit(core_session *s, process *p, pid_t tid, const modul
   uint64_t handle, descriptor;
   int deferred = 0;
   lp_status st = core_remote_call(&p->target, tid, p->scratch, dlopen_fn + bias,
-                                  (const uint64_t[6]){lib_at, RTLD_NOW | RTLD_LOCAL}, &handle, &deferred);
+                                  (const uint64_t[6]){lib_at, RTLD_NOW | RTLD_LOCAL}, &handle, &deferred, NULL);
   if (st == LP_OK && !handle) st = lp_fail("dlopen(%s) failed in the program", lib);
   if (st == LP_OK)
     st = core_remote_call(&p->target, tid, p->scratch, dlsym_fn + bias, (const uint64_t[6]){handle, sym_at},
-                          &descriptor, &deferred);
+                          &descriptor, &deferred, NULL);
   if (st == LP_OK && !descriptor) st = lp_fail("%s: no %s", lib, sym);
   if (deferred && !s->deferred_sig) {
     s->deferred_sig = deferred;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 lp_status core_target_open(pid_t pid, core_target *t) {
@@ -107,20 +108,38 @@ pid_t core_wait_thread(pid_t tid, int *status) {
   return got;
 }
 
+/* Waits for TID's next stop, calling HOOKS->idle while it runs (20 us naps,
+ * then 1 ms ones). */
+static pid_t wait_serving(pid_t tid, int *status, const core_remote_hooks *hooks) {
+  if (!hooks) return core_wait_thread(tid, status);
+  for (unsigned naps = 0;; naps++) {
+    pid_t got = waitpid(tid, status, __WALL | WNOHANG);
+    if (got != 0 && !(got < 0 && errno == EINTR)) return got;
+    if (hooks->idle(hooks->ctx) != LP_OK) return -1;
+    struct timespec nap = {0, naps < 100 ? 20000 : 1000000};
+    nanosleep(&nap, NULL);
+  }
+}
+
 /* Runs TID from REGS until it traps at STOP_AT (then *out has its registers);
- * other signals are kept in *deferred, group stops and events passed over. */
+ * other signals are kept in *deferred, group stops and events passed over,
+ * first hits served by HOOKS if any. */
 static lp_status run_until(pid_t tid, const struct user_regs_struct *regs, uint64_t stop_at,
-                           struct user_regs_struct *out, int *deferred, const char *what) {
+                           struct user_regs_struct *out, int *deferred, const char *what,
+                           const core_remote_hooks *hooks) {
   LP_CHECK(core_regs_set(tid, regs));
   for (;;) {
     int status;
-    if (ptrace(PTRACE_CONT, tid, 0, 0) != 0 || core_wait_thread(tid, &status) != tid)
+    if (ptrace(PTRACE_CONT, tid, 0, 0) != 0 || wait_serving(tid, &status, hooks) != tid)
       return lp_fail("%s in thread %d: %s", what, (int)tid, strerror(errno));
     if (WIFEXITED(status) || WIFSIGNALED(status))
       return lp_fail("process %d ended during a %s", (int)tid, what);
     if (WSTOPSIG(status) == SIGTRAP && (status >> 16) == 0) {
       LP_CHECK(core_regs_get(tid, out));
       if (out->rip == stop_at) return LP_OK;
+      bool handled = false;
+      if (hooks) LP_CHECK(hooks->trap(hooks->ctx, tid, &handled));
+      if (handled) continue; /* a first hit at a break: on to the copy */
       return lp_fail("unexpected trap at 0x%llx during a %s", (unsigned long long)out->rip, what);
     }
     if ((status >> 16) == 0 && deferred && !*deferred) *deferred = WSTOPSIG(status);
@@ -149,7 +168,7 @@ lp_status core_remote_syscall(const core_target *t, pid_t tid, uint64_t scratch,
   regs.r9 = args[5];
   char what[48];
   snprintf(what, sizeof what, "remote system call %ld", nr);
-  lp_status st = run_until(tid, &regs, scratch + sizeof stub, &regs, deferred, what);
+  lp_status st = run_until(tid, &regs, scratch + sizeof stub, &regs, deferred, what, NULL);
   if (st == LP_OK) *ret = (int64_t)regs.rax;
   lp_status restore = core_mem_write(t, scratch, orig, sizeof orig);
   if (restore == LP_OK) restore = core_regs_set(tid, &saved);
@@ -157,7 +176,7 @@ lp_status core_remote_syscall(const core_target *t, pid_t tid, uint64_t scratch,
 }
 
 lp_status core_remote_call(const core_target *t, pid_t tid, uint64_t scratch, uint64_t fn,
-                           const uint64_t args[6], uint64_t *ret, int *deferred) {
+                           const uint64_t args[6], uint64_t *ret, int *deferred, const core_remote_hooks *hooks) {
   static const uint8_t int3 = 0xcc;
   struct user_regs_struct saved, regs;
   uint8_t orig;
@@ -178,7 +197,7 @@ lp_status core_remote_call(const core_target *t, pid_t tid, uint64_t scratch, ui
   regs.rcx = args[3];
   regs.r8 = args[4];
   regs.r9 = args[5];
-  if (st == LP_OK) st = run_until(tid, &regs, scratch + 1, &regs, deferred, "remote call");
+  if (st == LP_OK) st = run_until(tid, &regs, scratch + 1, &regs, deferred, "remote call", hooks);
   if (st == LP_OK) *ret = regs.rax;
   lp_status restore = core_mem_write(t, scratch, &orig, 1);
   if (restore == LP_OK) restore = core_regs_set(tid, &saved);

@@ -6,6 +6,7 @@
 #ifndef CORE_TARGET_H
 #define CORE_TARGET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -46,17 +47,29 @@ pid_t core_wait_thread(pid_t tid, int *status);
 lp_status core_remote_syscall(const core_target *t, pid_t tid, uint64_t scratch, long nr,
                               const uint64_t args[6], int64_t *ret, int *deferred);
 
+/* What a remote call's thread may meet that its caller serves: while the
+ * thread runs, IDLE is called every so often (a first hit asked for through
+ * a stub waits for it); at a trap other than the call's return, TRAP says
+ * whether it was the caller's break (*handled: the thread's registers are
+ * set to go on). */
+typedef struct core_remote_hooks {
+  lp_status (*idle)(void *ctx);
+  lp_status (*trap)(void *ctx, pid_t tid, bool *handled);
+  void *ctx;
+} core_remote_hooks;
+
 /* Calls the function at FN with up to six integer ARGS (rdi, rsi, rdx, rcx,
  * r8, r9; rax = 0 for varargs) in thread TID, which must be in a ptrace
  * stop, and returns its rax in *RET.  The call runs on TID's stack below the
  * red zone, 16-byte aligned at the call, and returns to an int3 written for
  * the time of the call at SCRATCH (1 byte of executable memory); registers
  * and that byte are restored afterwards.  A signal that arrives meanwhile is
- * kept in *deferred (0 if none).  The function must not reach a break (any
- * other trap fails the call: registers are restored, what the function did
- * so far stays) nor wait for a lock that another stopped thread holds. */
+ * kept in *deferred (0 if none).  Without HOOKS the function must not reach
+ * a break or a stub (another trap fails the call: registers are restored,
+ * what the function did so far stays); it must not wait for a lock that
+ * another stopped thread holds. */
 lp_status core_remote_call(const core_target *t, pid_t tid, uint64_t scratch, uint64_t fn,
-                           const uint64_t args[6], uint64_t *ret, int *deferred);
+                           const uint64_t args[6], uint64_t *ret, int *deferred, const core_remote_hooks *hooks);
 
 /* Writes LEN bytes of DATA below the red zone of TID's stack and returns the
  * address (for passing strings to remote system calls). */

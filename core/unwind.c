@@ -28,14 +28,16 @@ lp_status core_unwind_new(core_unwind **out) {
   return *out ? LP_OK : lp_fail("out of memory");
 }
 
-static void forget(core_unwind *u) {
-  for (size_t k = 0; k < u->n; k++) reloc_unwind_free(&u->v[k].fragment);
-  u->n = 0;
+/* Forgets the first N pending fragments (those added since stay pending). */
+static void forget(core_unwind *u, size_t n) {
+  for (size_t k = 0; k < n; k++) reloc_unwind_free(&u->v[k].fragment);
+  memmove(u->v, u->v + n, (u->n - n) * sizeof *u->v);
+  u->n -= n;
 }
 
 void core_unwind_free(core_unwind *u) {
   if (!u) return;
-  forget(u);
+  forget(u, u->n);
   free(u->v);
   free(u);
 }
@@ -101,7 +103,7 @@ size_t core_unwind_flush_size(const core_unwind *u) {
 
 lp_status core_unwind_flush(core_unwind *u, const core_target *t, pid_t tid, uint64_t scratch,
                             uint64_t register_fn, uint64_t data, size_t data_room, size_t *used,
-                            int *deferred) {
+                            int *deferred, const core_remote_hooks *hooks) {
   *used = 0;
   size_t size = core_unwind_flush_size(u);
   if (!size) return LP_OK;
@@ -124,9 +126,10 @@ lp_status core_unwind_flush(core_unwind *u, const core_target *t, pid_t tid, uin
   free(image);
   LP_CHECK(st);
   uint64_t args[6] = {data + CORE_UNWIND_OBJECT_ROOM, data, 0, 0, 0, 0}, ret;
-  if (core_remote_call(t, tid, scratch, register_fn, args, &ret, deferred) != LP_OK)
-    return lp_context("registering unwind information for %zu copies", u->n);
+  size_t n = u->n; /* first hits served during the call add more, for the next flush */
+  if (core_remote_call(t, tid, scratch, register_fn, args, &ret, deferred, hooks) != LP_OK)
+    return lp_context("registering unwind information for %zu copies", n);
   *used = size;
-  forget(u);
+  forget(u, n);
   return LP_OK;
 }

@@ -47,11 +47,12 @@ size_t core_unwind_flush_size(const core_unwind *u);
 /* Writes the pending fragments at DATA (DATA_ROOM bytes of read-write memory
  * of the target, 16-byte aligned, never reused: libgcc keeps pointers into
  * it) and calls REGISTER_FN (the target's __register_frame_info) in thread
- * TID with SCRATCH for the return break (core_remote_call).  *USED gets the
- * bytes written; nothing is written when DATA_ROOM is too small.  The
- * fragments are forgotten only when the call succeeded. */
+ * TID with SCRATCH for the return break (core_remote_call, with HOOKS).
+ * *USED gets the bytes written; nothing is written when DATA_ROOM is too
+ * small.  The fragments are forgotten only when the call succeeded; those
+ * added during the call (a first hit it served) stay pending. */
 lp_status core_unwind_flush(core_unwind *u, const core_target *t, pid_t tid, uint64_t scratch,
                             uint64_t register_fn, uint64_t data, size_t data_room, size_t *used,
-                            int *deferred);
+                            int *deferred, const core_remote_hooks *hooks);
 
 #endif

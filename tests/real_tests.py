@@ -834,10 +834,12 @@ def test_cxx(ctx, opt, variant=''):
     __register_frame_info's copy registers the copies, what it may call
     relocated first), the same with --no-stubs, or 'include_libgcc'
     (--include 'libgcc*': libgcc_s, the unwinder, is left alone, one
-    lazyprobe: line says so).  Before session 17 the static program died of
-    SIGABRT (no handler found: the copies were never registered) or SIGILL
-    (a landing pad 1 byte into main.cold, whose entry held a jmp), and
-    --include 'libgcc*' hung (a first hit inside the registration)."""
+    lazyprobe: line says so), or 'include_libc' (--include 'libc.so*': the
+    registration's call meets libc's pthread_mutex_lock, relocated then, its
+    stub served while the call runs).  Before session 17 the static program
+    died of SIGABRT (no handler found: the copies were never registered) or
+    SIGILL (a landing pad 1 byte into main.cold, whose entry held a jmp), and
+    both --include runs hung (a first hit inside the registration)."""
     name = 'cxx/exceptions/' + opt + ('/' + variant if variant else '')
     flags = ['-' + opt, '-Wall'] + (['-static'] if variant.startswith('static') else [])
     binary, err = build(ctx, 'cxx_throw.' + opt + ('.static' if variant.startswith('static') else ''),
@@ -856,7 +858,8 @@ def test_cxx(ctx, opt, variant=''):
         return [(name, ['not in symtab: %s' % miss])]
     nat = rt.run_proc([binary])
     outdir = os.path.join(ctx.scratch(name), 'out')
-    extra = {'static/no_stubs': ['--no-stubs'], 'include_libgcc': ['--include', 'libgcc*']}.get(variant, [])
+    extra = {'static/no_stubs': ['--no-stubs'], 'include_libgcc': ['--include', 'libgcc*'],
+             'include_libc': ['--include', 'libc.so*']}.get(variant, [])
     cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir] + extra + ['--', binary]
     lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
     probs = same_as_native(nat, lp)
@@ -2137,7 +2140,7 @@ def jobs(ctx):
     for o in ('O0', 'O2'):
         j.append(('cxx/exceptions/' + o, lambda o=o: test_cxx(ctx, o)))
         j.append(('unwind/backtrace/' + o, lambda o=o: test_backtrace(ctx, o)))
-    for v in ('static', 'static/no_stubs', 'include_libgcc'):
+    for v in ('static', 'static/no_stubs', 'include_libgcc', 'include_libc'):
         j.append(('cxx/exceptions/O2/' + v, lambda v=v: test_cxx(ctx, 'O2', v)))
     j.append(('cxx/exceptions/O0/gcov', lambda: test_cxx_gcov(ctx)))
     for o in ('O0', 'O2'):

@@ -558,10 +558,10 @@ static void remote_steps(const char *name, pid_t pid, void *so, const copy *c) {
   uint64_t scratch = (uint64_t)c->mem + c->region - 16, data = (uint64_t)c->mem + 3 * c->region / 4, ret = 0;
   int deferred = 0;
   uint64_t args[6] = {1, 2, 3, 4, 5, 6};
-  CHECK(core_remote_call(&t, pid, scratch, (uint64_t)dlsym(so, "six"), args, &ret, &deferred) == LP_OK &&
+  CHECK(core_remote_call(&t, pid, scratch, (uint64_t)dlsym(so, "six"), args, &ret, &deferred, NULL) == LP_OK &&
             ret == 1 + 4 + 9 + 16 + 25 + 36,
         "remote six(1..6) = %" PRIu64 ": %s", ret, lp_error());
-  CHECK(core_remote_call(&t, pid, scratch, (uint64_t)dlsym(so, "stack_aligned"), args, &ret, &deferred) == LP_OK &&
+  CHECK(core_remote_call(&t, pid, scratch, (uint64_t)dlsym(so, "stack_aligned"), args, &ret, &deferred, NULL) == LP_OK &&
             (int)ret == 1,
         "remote call entered with a misaligned stack (%" PRIu64 ")", ret);
   core_unwind *u = NULL;
@@ -573,10 +573,10 @@ static void remote_steps(const char *name, pid_t pid, void *so, const copy *c) {
     size_t want = core_unwind_flush_size(u);
     CHECK(core_unwind_pending(u) == 1 && want > CORE_UNWIND_OBJECT_ROOM, "pending %zu, %zu bytes",
           core_unwind_pending(u), want);
-    CHECK(core_unwind_flush(u, &t, pid, scratch, (uint64_t)reg, data, want - 1, &used, &deferred) != LP_OK &&
+    CHECK(core_unwind_flush(u, &t, pid, scratch, (uint64_t)reg, data, want - 1, &used, &deferred, NULL) != LP_OK &&
               used == 0 && core_unwind_pending(u) == 1,
           "a flush without room must fail and keep the fragments");
-    CHECK(core_unwind_flush(u, &t, pid, scratch, (uint64_t)reg, data, c->region / 8, &used, &deferred) == LP_OK &&
+    CHECK(core_unwind_flush(u, &t, pid, scratch, (uint64_t)reg, data, c->region / 8, &used, &deferred, NULL) == LP_OK &&
               used == want && core_unwind_pending(u) == 0,
           "flush: %s", lp_error());
   }
