@@ -1079,62 +1079,6 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
   return LP_OK;
 }
 
-/* {=== the unwinder's own functions ===
- *
- * Copies' unwind information is registered with the target's unwinder: a
- * break at _Unwind_Find_FDE's entry, then a remote call of
- * __register_frame_info from the thread that stopped there (process.c).
- * When the unwinder lies in an instrumented module (libgcc linked in
- * statically, or libgcc_s --include'd), _Unwind_Find_FDE stays native (a
- * copy of it would be called past the break: process.c), and before the
- * remote call __register_frame_info and every function of its module it
- * may call (direct calls and jumps, on and on: in a static program most of
- * libc's error paths) are relocated, and the copy is called: a first hit
- * inside the call would wait for a tracer that waits for the call (a stub)
- * or stop it (a trap). */
-
-static void describe_stop(process *p);
-
-lp_status breaks_ready_to_call(core_session *s, process *p, uint64_t fn, uint64_t *call) {
-  *call = fn;
-  long i;
-  pmodule *m = process_module_at(p, fn, &i);
-  if (!m || i < 0) return LP_OK; /* not instrumented */
-  const core_module *mod = m->file->module;
-  uint8_t *seen = calloc(mod->nfunctions, 1);
-  uint32_t *work = malloc(mod->nfunctions * sizeof *work);
-  if (!seen || !work) {
-    free(seen);
-    free(work);
-    return lp_fail("out of memory");
-  }
-  size_t nwork = 0;
-  seen[i] = 1;
-  work[nwork++] = (uint32_t)i;
-  lp_status st = LP_OK;
-  uint64_t targets[MAX_EAGER];
-  while (nwork && st == LP_OK) {
-    long j = work[--nwork];
-    reloc_cfi cfi;
-    reloc_function_desc code = function_desc(m, &mod->functions[j], &cfi);
-    size_t n = reloc_targets_out(&code, targets, MAX_EAGER);
-    for (size_t k = 0; k < n && k < MAX_EAGER; k++) {
-      const core_function *g = core_module_function_at(mod, targets[k] - m->bias);
-      if (!g || g->addr != targets[k] - m->bias || seen[g - mod->functions]) continue;
-      seen[g - mod->functions] = 1;
-      work[nwork++] = (uint32_t)(g - mod->functions);
-    }
-    if (m->fns[j].state == SHM_NOT_RUN) st = instrument(s, p, m, j, 0, NULL, 0);
-  }
-  free(seen);
-  free(work);
-  describe_stop(p);
-  if (st == LP_OK && m->fns[i].copy && !m->fns[i].home) *call = m->fns[i].copy;
-  return st;
-}
-
-/* }=== */
-
 /* Writes the perf map lines and the GDB objects of the copies made in this
  * stop, before the target runs them. */
 static void describe_stop(process *p) {

@@ -235,9 +235,10 @@ lp_status process_arm_unwinder(process *p) {
 /* Thread TID stopped at the break at _Unwind_Find_FDE (its instruction
  * pointer already back there): the break goes, the pending information is
  * registered from this thread, which holds none of the unwinder's locks. */
-/* First hits met by the registration's remote call (core_remote_hooks): a
- * library it calls may be instrumented (libc's pthread_mutex_lock, under
- * --include 'libc*'), and its stub would wait for the tracer for ever. */
+/* First hits met by the registration's remote call (core_remote_hooks): the
+ * unwinder may be the program's own (libgcc linked in), or call into an
+ * instrumented library (libc's pthread_mutex_lock, under --include 'libc*'),
+ * and a stub there would wait for the tracer for ever. */
 typedef struct serving {
   core_session *s;
   process *p;
@@ -267,11 +268,9 @@ lp_status process_register_unwind(core_session *s, process *p, pid_t tid) {
   }
   size_t used = 0;
   int deferred = 0;
-  uint64_t register_fn;
-  LP_CHECK(breaks_ready_to_call(s, p, p->register_fn, &register_fn));
   serving sv = {s, p};
   const core_remote_hooks hooks = {serve_stubs, serve_trap, &sv};
-  lp_status st = core_unwind_flush(p->unwind, &p->target, tid, p->scratch, register_fn,
+  lp_status st = core_unwind_flush(p->unwind, &p->target, tid, p->scratch, p->register_fn,
                                    p->eh_data.base + p->eh_data.used, p->eh_data.size - p->eh_data.used, &used,
                                    &deferred, &hooks);
   p->eh_data.used += (used + 15) & ~(size_t)15;

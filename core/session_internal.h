@@ -268,11 +268,6 @@ lp_status breaks_put_break(process *p, pmodule *m, long i);
 /* May the entry of function I of M become a 5-byte jmp (room, nothing that
  * branches into its bytes 1..4)? */
 bool breaks_may_jump(const pmodule *m, long i);
-/* Where to call the function at FN in P by a remote call so that no first
- * hit meets the call: when FN is an instrumented function, it and the
- * functions of its module it may call are relocated first, and *CALL is its
- * copy; else FN. */
-lp_status breaks_ready_to_call(core_session *s, process *p, uint64_t fn, uint64_t *call);
 /* Links gcc's parts of FILE's functions that have no name of their own (a
  * stripped module), FILE loaded at BIAS; once per file, before its functions
  * are listed in a counters file (they take their names). */

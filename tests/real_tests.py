@@ -830,9 +830,9 @@ def test_cxx(ctx, opt, variant=''):
     whose destructors must run, caught, rethrown, caught again; a throw and
     catch inside one function; output and counts (destructors included)
     exact, std::terminate never reached.  VARIANT: 'static' (g++ -static: the
-    unwinder is the program's own, instrumented but _Unwind_Find_FDE, and
-    __register_frame_info's copy registers the copies, what it may call
-    relocated first), the same with --no-stubs, or 'include_libgcc'
+    unwinder is the program's own, instrumented but _Unwind_Find_FDE: the
+    registration's call meets first hits, served meanwhile), the same with
+    --no-stubs (first hits as traps), or 'include_libgcc'
     (--include 'libgcc*': libgcc_s, the unwinder, is left alone, one
     lazyprobe: line says so), or 'include_libc' (--include 'libc.so*': the
     registration's call meets libc's pthread_mutex_lock, relocated then, its
