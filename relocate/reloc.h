@@ -239,11 +239,6 @@ size_t reloc_callees(const reloc_plan *plan, uint64_t *out, size_t max);
 size_t reloc_jumps_into(const reloc_function_desc *code, uint64_t from, uint64_t to, uint64_t lo, uint64_t hi,
                         uint64_t *out, size_t max);
 
-/* The distinct targets of the direct calls and jumps of CODE's function
- * ([lo, hi), decoded as reloc_jumps_into does) that leave it; at most MAX
- * into OUT; returns how many.  What a function may run beyond itself. */
-size_t reloc_targets_out(const reloc_function_desc *code, uint64_t *out, size_t max);
-
 /* Where the instruction at original address ORIG landed in the copy (offset),
  * or -1 if it was not copied. */
 int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig);

@@ -680,11 +680,8 @@ int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig) {
   return i < 0 ? -1 : plan->copy_off[i];
 }
 
-/* The distinct targets of the direct jumps (and CALLS too) of the code at
- * [FROM, TO) of CODE, decoded one instruction after another, that lie in
- * [LO, HI) (INSIDE) or out of it; at most MAX into OUT; returns how many. */
-static size_t direct_targets(const reloc_function_desc *code, uint64_t from, uint64_t to, uint64_t lo, uint64_t hi,
-                             bool inside, bool calls, uint64_t *out, size_t max) {
+size_t reloc_jumps_into(const reloc_function_desc *code, uint64_t from, uint64_t to, uint64_t lo, uint64_t hi,
+                        uint64_t *out, size_t max) {
   size_t n = 0;
   uint64_t end = code->code_base + code->code_size;
   if (from < code->code_base || to > end) to = from < code->code_base ? from : end;
@@ -692,9 +689,8 @@ static size_t direct_targets(const reloc_function_desc *code, uint64_t from, uin
     x64_insn in;
     if (!x64_decode(code->code + (a - code->code_base), to - a, a, &in)) break;
     a += in.len;
-    bool direct = in.flow == X64_FLOW_JMP || in.flow == X64_FLOW_JCC || in.flow == X64_FLOW_JCC_SHORT ||
-                  (calls && in.flow == X64_FLOW_CALL);
-    if (!direct || (in.target >= lo && in.target < hi) != inside) continue;
+    bool direct = in.flow == X64_FLOW_JMP || in.flow == X64_FLOW_JCC || in.flow == X64_FLOW_JCC_SHORT;
+    if (!direct || in.target < lo || in.target >= hi) continue;
     bool seen = false;
     for (size_t k = 0; k < n && k < max && !seen; k++) seen = out[k] == in.target;
     if (seen) continue;
@@ -702,15 +698,6 @@ static size_t direct_targets(const reloc_function_desc *code, uint64_t from, uin
     n++;
   }
   return n;
-}
-
-size_t reloc_jumps_into(const reloc_function_desc *code, uint64_t from, uint64_t to, uint64_t lo, uint64_t hi,
-                        uint64_t *out, size_t max) {
-  return direct_targets(code, from, to, lo, hi, true, false, out, max);
-}
-
-size_t reloc_targets_out(const reloc_function_desc *code, uint64_t *out, size_t max) {
-  return direct_targets(code, code->lo, code->hi, code->lo, code->hi, false, true, out, max);
 }
 
 int64_t reloc_side_entry_offset(const reloc_plan *plan, uint64_t orig) {
