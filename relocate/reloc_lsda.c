@@ -23,7 +23,8 @@
  *
  * The landing pads (reloc_lsda_pads) are decode roots of the function they
  * lie in (reloc_function.c): entered only by the unwinder, no branch reaches
- * them. */
+ * them; one in a function's first 5 bytes (reloc_cfi_pad_in) keeps a jmp off
+ * its entry (core/breaks.c). */
 #include <inttypes.h>
 
 #include "reloc_dwarf.h"
