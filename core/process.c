@@ -10,7 +10,8 @@
  * at its hook (r_debug.r_brk); those it removes keep their counts.  The
  * copies' unwind information is registered with libgcc's unwinder from the
  * first thread that enters _Unwind_Find_FDE while some is pending (a fork
- * child inherits what its parent had pending); libgcc_s itself is never
+ * child inherits what its parent had pending), or at a detach, when the
+ * unwinder's lock is free; libgcc_s itself is never
  * instrumented, and a program's own unwinder (linked in) keeps
  * _Unwind_Find_FDE native.  Functions named Builtins_* (V8's) are never
  * instrumented: V8 maps the return addresses in them to its code.  GDB's JIT
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include "rdebug.h"
+#include "x64_decode.h"
 #include "session_internal.h"
 
 #define HEAP_ROOM (1ull << 30)      /* leave brk() this much room to grow */
@@ -206,14 +208,40 @@ static uint64_t find_symbol(const module_file *f, const char *name) {
   return 0;
 }
 
+/* The lock of libgcc's list of registered objects, up to gcc 12 a pthread
+ * mutex: __register_frame_info_bases (at ADDR in MODULE's file) loads its
+ * address for pthread_mutex_lock with `lea m(%rip), %rdi` (48 8d 3d) just
+ * before the call.  0 when not found (another unwinder, gcc 13's lock-free
+ * list). */
+static uint64_t registry_lock(const core_module *module, uint64_t addr) {
+  size_t avail;
+  const uint8_t *code = core_module_code(module, addr, &avail);
+  if (!code) return 0;
+  if (avail > 128) avail = 128;
+  uint64_t lea_target = 0;
+  for (size_t at = 0; at < avail;) {
+    x64_insn in;
+    if (!x64_decode(code + at, avail - at, addr + at, &in)) return 0;
+    if (in.flow == X64_FLOW_CALL || in.flow == X64_FLOW_CALL_INDIRECT) return lea_target;
+    if (in.flow != X64_FLOW_NEXT && in.flow != X64_FLOW_JCC) return 0;
+    bool lea_rdi = in.len == 7 && in.bytes[0] == 0x48 && in.bytes[1] == 0x8d && in.bytes[2] == 0x3d;
+    lea_target = lea_rdi ? in.rip_target : 0;
+    at += in.len;
+  }
+  return 0;
+}
+
 /* Looks for libgcc's unwinder in FILE (loaded at BIAS): where it looks up
  * unwind information, and how information is registered with it. */
 static void find_unwinder(process *p, const module_file *file, uint64_t bias) {
   if (p->find_fde) return;
   uint64_t find = find_symbol(file, "_Unwind_Find_FDE"), reg = find_symbol(file, "__register_frame_info");
   if (!find || !reg) return;
+  uint64_t bases = find_symbol(file, "__register_frame_info_bases");
+  uint64_t lock = registry_lock(file->module, bases ? bases : reg);
   p->find_fde = find + bias;
   p->register_fn = reg + bias;
+  p->registry_lock = lock ? lock + bias : 0;
 }
 
 static bool is_unwinder_library(const char *path) {
@@ -255,7 +283,7 @@ static lp_status serve_trap(void *ctx, pid_t tid, bool *handled) {
 }
 
 lp_status process_register_unwind(core_session *s, process *p, pid_t tid) {
-  LP_CHECK(core_mem_write(&p->target, p->find_fde, &p->find_fde_byte, 1));
+  if (p->find_fde_armed) LP_CHECK(core_mem_write(&p->target, p->find_fde, &p->find_fde_byte, 1));
   p->find_fde_armed = false;
   size_t need = core_unwind_flush_size(p->unwind);
   if (!need) return LP_OK;
@@ -279,6 +307,27 @@ lp_status process_register_unwind(core_session *s, process *p, pid_t tid) {
     s->deferred_tid = tid;
   }
   return st;
+}
+
+/* At a detach (P's threads all stopped, TID among them): the unwind
+ * information still pending is registered, or a throw through those copies
+ * after the detach would find no handler.  From an arbitrary stop, so only
+ * when the unwinder's lock is free: a thread stopped holding it would never
+ * let the registration through.  Quiet when nothing is pending. */
+void process_register_at_detach(core_session *s, process *p, pid_t tid) {
+  if (!p->find_fde || !p->unwind || !core_unwind_pending(p->unwind)) return;
+  uint64_t lock = p->registry_lock;
+  int32_t held = 1;
+  if (lock && core_mem_read(&p->target, lock, &held, sizeof held) == LP_OK && held == 0) {
+    if (process_register_unwind(s, p, tid) == LP_OK) return;
+    fprintf(stderr, "lazyprobe: process %d: unwind information not registered at the detach: %s\n", (int)p->pid,
+            lp_error());
+    return;
+  }
+  fprintf(stderr,
+          "lazyprobe: process %d: the unwind information of %zu copies is not registered at the detach (%s): a C++ "
+          "exception thrown through them later ends the program\n",
+          (int)p->pid, core_unwind_pending(p->unwind), lock ? "the unwinder was in use" : "unknown unwinder");
 }
 
 /* }=== */

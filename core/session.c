@@ -475,6 +475,7 @@ static void let_go(core_session *s, thread *th) {
  * belong, restores P's entries and hooks and lets the threads go. */
 static void detach_process(core_session *s, process *p) {
   int *sigs = calloc(s->nthreads + 1, sizeof *sigs);
+  size_t quiet = SIZE_MAX; /* a thread stopped with no signal to give back */
   for (size_t t = 0; t < s->nthreads; t++) {
     thread *th = &s->threads[t];
     if (th->proc != p) continue;
@@ -482,6 +483,7 @@ static void detach_process(core_session *s, process *p) {
     if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) != 0 || core_wait_thread(th->tid, &status) != th->tid ||
         !WIFSTOPPED(status))
       continue;
+    if ((status >> 16) == PTRACE_EVENT_STOP && quiet == SIZE_MAX) quiet = t;
     if ((status >> 16) == 0 && WSTOPSIG(status) == SIGTRAP) {
       bool ours, let_go_now;
       if (on_trap(s, th, &ours, &let_go_now) == LP_OK && !ours && sigs) sigs[t] = SIGTRAP;
@@ -489,7 +491,17 @@ static void detach_process(core_session *s, process *p) {
       sigs[t] = WSTOPSIG(status);
     }
   }
-  if (p->ready) breaks_restore_all(p);
+  if (p->ready) {
+    if (quiet != SIZE_MAX) {
+      pid_t tid = s->threads[quiet].tid;
+      process_register_at_detach(s, p, tid);
+      if (s->deferred_sig && s->deferred_tid == tid && sigs) { /* came during the registration */
+        sigs[quiet] = s->deferred_sig;
+        s->deferred_sig = 0;
+      }
+    }
+    breaks_restore_all(p);
+  }
   if (p->r_brk) core_mem_write(&p->target, p->r_brk, &p->r_brk_byte, 1);
   if (p->find_fde_armed) core_mem_write(&p->target, p->find_fde, &p->find_fde_byte, 1);
   if (!p->ready) core_mem_write(&p->target, p->entry, &p->entry_byte, 1);

@@ -172,6 +172,7 @@ typedef struct process {
   core_unwind *unwind;    /* unwind information of copies not yet registered */
   uint64_t find_fde;      /* the unwinder's _Unwind_Find_FDE (0: none loaded yet) */
   uint64_t register_fn;   /* __register_frame_info, in the same library */
+  uint64_t registry_lock; /* the lock of its list of registered objects (0: not found) */
   bool find_fde_armed;    /* a break waits there: registrations are pending */
   uint8_t find_fde_byte;  /* the byte under it */
   shm_arena eh_data;      /* read-write memory for registered unwind information */
@@ -237,6 +238,7 @@ void process_free(process *p);
 pmodule *process_module_at(process *p, uint64_t addr, long *function);
 lp_status process_arm_unwinder(process *p);
 lp_status process_register_unwind(core_session *s, process *p, pid_t tid);
+void process_register_at_detach(core_session *s, process *p, pid_t tid);
 lp_status process_keep_sigtrap_action(core_session *s, process *p, pid_t tid);
 /* Loads GDB's JIT library into P, set up after an attach, from thread TID;
  * the caller has made sure that no thread is in the loader or in malloc. */

@@ -1685,6 +1685,37 @@ def test_attach_cold(ctx):
     return [(name, attach_for_a_second(ctx, name, binary, check))]
 
 
+def test_attach_late_throw(ctx):
+    """attach/late_throw: lazyprobe attach --duration 1 to
+    tests/real/attach_throw.cpp (-O2), which throws for the first time only
+    after SIGUSR1, sent once lazyprobe detached, through the copies of k, h
+    and main made while attached: their unwind information, still pending
+    at the detach, is registered then (before, the first throw ended in
+    std::terminate: the unwinder found no frame information for the
+    copies).  attach/late_throw/static: the same linked -static, the
+    unwinder the program's own (its lock found in the program's symbols)."""
+    results = []
+    for name, exe, flags in (('attach/late_throw', 'attach_throw', []),
+                             ('attach/late_throw/static', 'attach_throw_static', ['-static'])):
+        binary, err = build(ctx, exe, ['attach_throw.cpp'], ['-O2', '-Wall'] + flags, cc='g++')
+        if err:
+            results.append((name, [err]))
+            continue
+
+        def check(lp, target, outdir, probs, binary=binary):
+            calls = load_calls_safe(outdir, probs)
+            if calls is None:
+                return
+            counts = module_counts(calls, binary, ctx.syms(binary), ['_Z1hl', '_Z1kl'])
+            if not counts['_Z1hl'] or not counts['_Z1kl']:
+                probs.append('h or k not counted while attached: %s' % counts)
+            if b'not registered' in lp[2]:
+                probs.append('unwind information not registered at the detach: %s' % rt.short(lp[2]))
+
+        results.append((name, attach_for_a_second(ctx, name, binary, check)))
+    return results
+
+
 def attach_for_a_second(ctx, name, binary, check, stats=False):
     """`lazyprobe attach [--stats] -c calls --duration 1` to BINARY, a program
     that prints "ready", loops until SIGUSR1, then prints "done": CHECK(lp,
@@ -2168,6 +2199,7 @@ def jobs(ctx):
     j.append(('attach/stack', lambda: test_attach_stack(ctx)))
     j.append(('attach/plt', lambda: test_attach_plt(ctx)))
     j.append(('attach/cold', lambda: test_attach_cold(ctx)))
+    j.append(('attach/late_throw', lambda: test_attach_late_throw(ctx)))
     j.append(('attach/gdb_core', lambda: test_attach_gdb_core(ctx)))
     j.append(('attach/loader_busy', lambda: test_attach_loader_busy(ctx)))
     # 6. machine details
