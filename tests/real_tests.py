@@ -1669,9 +1669,9 @@ def test_attach_cold(ctx):
     attached: main jumps there past its start) only after SIGUSR1, sent once
     lazyprobe detached, while g throws and catches all along: after the
     detach the program, main still in the copy the attach moved it into,
-    throws through copies and catches as natively (without g, the copies'
-    unwind information is never registered while attached and the late
-    throw ends in std::terminate: a known limit)."""
+    throws through copies and catches as natively (its throw and catch
+    are both in main.cold, original code; attach/late_throw throws through
+    copies)."""
     name = 'attach/cold'
     binary, err = build(ctx, 'cold_attach', ['cold_attach.cpp'], ['-O2', '-Wall'], cc='g++')
     if err:
