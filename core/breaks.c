@@ -654,7 +654,7 @@ static bool find_cfi(const pmodule *m, const core_function *fn, reloc_cfi *out) 
  * from CFI, the original's (NULL: none), registered before the next unwind.
  * Fails only when the function has exception tables that its copy cannot
  * have: it must not run then, or a throw through it would end the program. */
-static lp_status describe_copy(process *p, const core_function *fn, const reloc_cfi *cfi,
+static lp_status describe_copy(process *p, const pmodule *m, const core_function *fn, const reloc_cfi *cfi,
                                const reloc_plan *plan, uint64_t dest, uint64_t size) {
   core_perfmap_add(&p->perfmap, dest, size, fn->name);
   core_gdbjit_copy gdb = {fn->name, dest, size, NULL, 0};
@@ -663,7 +663,7 @@ static lp_status describe_copy(process *p, const core_function *fn, const reloc_
   gdb.eh = u.eh;
   gdb.eh_size = u.eh_size;
   if (core_gdbjit_add(&p->gdbjit, &gdb) != LP_OK) p->gdbjit.descriptor = 0; /* full: no more */
-  lp_status st = u.eh && p->unwind ? core_unwind_add(p->unwind, dest, &u) : LP_OK;
+  lp_status st = u.eh && p->unwind ? core_unwind_add(p->unwind, dest, m->arena.base, &u) : LP_OK;
   reloc_unwind_free(&u);
   if (st == LP_OK) st = process_arm_unwinder(p);
   return st;
@@ -685,7 +685,7 @@ static lp_status emit_copy(process *p, pmodule *m, long i, reloc_plan *plan, con
   LP_CHECK(reloc_emit(plan, *dest, *copy, m->slots + 8 * (uint64_t)slot, copy_of, &links));
   *size = reloc_copy_size(plan);
   shm_arena_shrink(&m->arena, *dest, *size);
-  return describe_copy(p, &m->file->module->functions[i], cfi, plan, *dest, *size);
+  return describe_copy(p, m, &m->file->module->functions[i], cfi, plan, *dest, *size);
 }
 
 /* Calls through the PLT go straight to the copy of FN (ENTRY at run time,

@@ -1,26 +1,49 @@
 /* unwind.c — the registry of copies' unwind information and its flush into
  * the target (unwind.h).
  *
- * Layout of one flush at DATA:
+ * Layout of one flush at DATA, one object per group (below):
  *   [struct object: CORE_UNWIND_OBJECT_ROOM zero bytes]
- *   [CIE FDE][CIE FDE]...[4-byte zero]      the .eh_frame chunk registered
+ *   [CIE FDE][CIE FDE]...[4-byte zero]      the group's .eh_frame chunk
+ *   ... the next group's, each 16-byte aligned ...
  *   [LSDA][LSDA]...                          each 8-byte aligned
  * Each fragment's CIE and FDE stay together (the FDE's CIE pointer is
  * relative) and its own terminator is dropped; every other pointer in them
- * is absolute, the FDE's LSDA pointer set here to where its LSDA goes. */
+ * is absolute, the FDE's LSDA pointer set here to where its LSDA goes.
+ *
+ * Groups: libgcc keeps its registered objects by their lowest address and,
+ * for a pc, searches only the object with the greatest lowest address at or
+ * below it (gcc 13's interval tree assumes the same): two objects whose
+ * spans interleave hide each other's copies.  Copies of one module's arena
+ * are placed at increasing addresses, but a flush holds copies of several
+ * arenas: its fragments, by address, are cut where the arena changes (and
+ * wherever an object registered before lies between two of them), so that
+ * no object spans the room where later copies go (a C++ program with
+ * libstdc++ instrumented too lost __cxa_throw's copy at its second throw:
+ * the first object held copies of the program and of libstdc++, the second
+ * too, and spanned the first's). */
 #include "unwind.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_sort.h"
+
 typedef struct pending {
-  uint64_t copy;
+  uint64_t copy, region;
   reloc_unwind fragment; /* owned copies of the bytes */
 } pending;
+
+typedef struct span {
+  uint64_t lo, hi; /* the first and the last copy of a registered object */
+} span;
 
 struct core_unwind {
   pending *v;
   size_t n, cap;
+  span *objects; /* registered, by lo; disjoint */
+  size_t nobjects, capobjects;
 };
 
 lp_status core_unwind_new(core_unwind **out) {
@@ -39,6 +62,7 @@ void core_unwind_free(core_unwind *u) {
   if (!u) return;
   forget(u, u->n);
   free(u->v);
+  free(u->objects);
   free(u);
 }
 
@@ -48,7 +72,7 @@ static void *dup_bytes(const void *b, size_t n) {
   return d;
 }
 
-lp_status core_unwind_add(core_unwind *u, uint64_t copy, const reloc_unwind *fragment) {
+lp_status core_unwind_add(core_unwind *u, uint64_t copy, uint64_t region, const reloc_unwind *fragment) {
   if (fragment->eh_size < 4) return lp_fail("empty unwind fragment for the copy at 0x%llx", (unsigned long long)copy);
   if (u->n == u->cap) {
     size_t cap = u->cap ? 2 * u->cap : 32;
@@ -59,6 +83,7 @@ lp_status core_unwind_add(core_unwind *u, uint64_t copy, const reloc_unwind *fra
   }
   pending *p = &u->v[u->n];
   p->copy = copy;
+  p->region = region;
   p->fragment = *fragment;
   p->fragment.eh = dup_bytes(fragment->eh, fragment->eh_size);
   p->fragment.lsda = fragment->lsda ? dup_bytes(fragment->lsda, fragment->lsda_size) : NULL;
@@ -72,64 +97,178 @@ lp_status core_unwind_add(core_unwind *u, uint64_t copy, const reloc_unwind *fra
 
 lp_status core_unwind_clone(const core_unwind *from, core_unwind **out) {
   LP_CHECK(core_unwind_new(out));
-  for (size_t k = 0; k < from->n; k++) {
-    if (core_unwind_add(*out, from->v[k].copy, &from->v[k].fragment) != LP_OK) {
-      core_unwind_free(*out);
-      *out = NULL;
-      return LP_ERR;
-    }
+  core_unwind *u = *out;
+  if (from->nobjects) {
+    u->objects = malloc(from->nobjects * sizeof *u->objects);
+    if (!u->objects) goto fail;
+    memcpy(u->objects, from->objects, from->nobjects * sizeof *u->objects);
+    u->nobjects = u->capobjects = from->nobjects;
   }
+  for (size_t k = 0; k < from->n; k++)
+    if (core_unwind_add(u, from->v[k].copy, from->v[k].region, &from->v[k].fragment) != LP_OK) goto fail;
   return LP_OK;
+fail:
+  core_unwind_free(u);
+  *out = NULL;
+  return lp_fail("out of memory");
 }
 
 size_t core_unwind_pending(const core_unwind *u) { return u->n; }
 
 static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+static size_t align16(size_t n) { return (n + 15) & ~(size_t)15; }
 
-/* Offsets in the flush: the chunk's end (with its terminator) and each LSDA. */
-static size_t chunk_end(const core_unwind *u) {
-  size_t at = CORE_UNWIND_OBJECT_ROOM;
-  for (size_t k = 0; k < u->n; k++) at += u->v[k].fragment.eh_size - 4; /* without its terminator */
-  return at + 4;
+typedef struct by_copy {
+  uint64_t copy;
+  size_t index; /* in v */
+} by_copy;
+
+#define COPY_BEFORE(a, b) ((a)->copy < (b)->copy)
+LP_MERGE_SORT(sort_by_copy, by_copy, COPY_BEFORE)
+
+/* Whether an object registered before starts in (LO, HI). */
+static bool object_between(const core_unwind *u, uint64_t lo, uint64_t hi) {
+  size_t a = 0, b = u->nobjects; /* the first object starting above LO */
+  while (a < b) {
+    size_t m = a + (b - a) / 2;
+    if (u->objects[m].lo <= lo) a = m + 1;
+    else b = m;
+  }
+  return a < u->nobjects && u->objects[a].lo < hi;
+}
+
+/* The pending fragments by address, with *FIRST_OF_GROUP telling where each
+ * group starts (see the top comment); NULL when out of memory. */
+static by_copy *plan_groups(const core_unwind *u, bool **first_of_group) {
+  by_copy *order = malloc(2 * u->n * sizeof *order);
+  *first_of_group = malloc(u->n);
+  if (!order || !*first_of_group) {
+    free(order);
+    free(*first_of_group);
+    return NULL;
+  }
+  for (size_t k = 0; k < u->n; k++) order[k] = (by_copy){u->v[k].copy, k};
+  sort_by_copy(order, order + u->n, u->n);
+  for (size_t k = 0; k < u->n; k++)
+    (*first_of_group)[k] = k == 0 || u->v[order[k].index].region != u->v[order[k - 1].index].region ||
+                           object_between(u, order[k - 1].copy, order[k].copy);
+  return order;
+}
+
+/* The flush's size, and in *LSDA_AT where its LSDAs start. */
+static size_t layout_size(const core_unwind *u, const by_copy *order, const bool *first_of_group,
+                          size_t *lsda_at) {
+  size_t at = 0;
+  for (size_t k = 0; k < u->n; k++) {
+    if (first_of_group[k]) at = align16(at) + CORE_UNWIND_OBJECT_ROOM;
+    at += u->v[order[k].index].fragment.eh_size - 4; /* without its terminator */
+    if (k + 1 == u->n || first_of_group[k + 1]) at += 4;
+  }
+  *lsda_at = at = align8(at);
+  for (size_t k = 0; k < u->n; k++)
+    if (u->v[k].fragment.lsda) at = align8(at + u->v[k].fragment.lsda_size);
+  return at;
 }
 
 size_t core_unwind_flush_size(const core_unwind *u) {
   if (!u->n) return 0;
-  size_t at = align8(chunk_end(u));
-  for (size_t k = 0; k < u->n; k++)
-    if (u->v[k].fragment.lsda) at = align8(at + u->v[k].fragment.lsda_size);
-  return at;
+  bool *first_of_group;
+  by_copy *order = plan_groups(u, &first_of_group);
+  if (!order) return SIZE_MAX; /* no room will do: the flush says why */
+  size_t lsda_at, size = layout_size(u, order, first_of_group, &lsda_at);
+  free(order);
+  free(first_of_group);
+  return size;
+}
+
+/* Notes the object of the copies LO..HI registered. */
+static lp_status add_object(core_unwind *u, uint64_t lo, uint64_t hi) {
+  if (u->nobjects == u->capobjects) {
+    size_t cap = u->capobjects ? 2 * u->capobjects : 16;
+    span *grown = realloc(u->objects, cap * sizeof *grown);
+    if (!grown) return lp_fail("out of memory");
+    u->objects = grown;
+    u->capobjects = cap;
+  }
+  size_t at = u->nobjects;
+  while (at > 0 && u->objects[at - 1].lo > lo) at--;
+  memmove(u->objects + at + 1, u->objects + at, (u->nobjects - at) * sizeof *u->objects);
+  u->objects[at] = (span){lo, hi};
+  u->nobjects++;
+  return LP_OK;
+}
+
+/* Forgets the first N pending fragments but those not DONE (those added
+ * since stay pending too). */
+static void forget_done(core_unwind *u, size_t n, const bool *done) {
+  size_t kept = 0;
+  for (size_t k = 0; k < u->n; k++) {
+    if (k < n && done[k]) reloc_unwind_free(&u->v[k].fragment);
+    else u->v[kept++] = u->v[k];
+  }
+  u->n = kept;
 }
 
 lp_status core_unwind_flush(core_unwind *u, const core_target *t, pid_t tid, uint64_t scratch,
                             uint64_t register_fn, uint64_t data, size_t data_room, size_t *used,
                             int *deferred, const core_remote_hooks *hooks) {
   *used = 0;
-  size_t size = core_unwind_flush_size(u);
-  if (!size) return LP_OK;
-  if (size > data_room)
-    return lp_fail("unwind information needs %zu bytes, %zu are left for it", size, data_room);
-  uint8_t *image = calloc(1, size);
-  if (!image) return lp_fail("out of memory");
-  size_t eh = CORE_UNWIND_OBJECT_ROOM, lsda = align8(chunk_end(u));
+  if (!u->n) return LP_OK;
+  bool *first_of_group;
+  by_copy *order = plan_groups(u, &first_of_group);
+  if (!order) return lp_fail("out of memory");
+  size_t lsda, size = layout_size(u, order, first_of_group, &lsda);
+  uint8_t *image = size <= data_room ? calloc(1, size) : NULL;
+  bool *done = image ? calloc(u->n, sizeof *done) : NULL;
+  size_t *group_at = image ? malloc(u->n * sizeof *group_at) : NULL; /* each group's object */
+  if (!done || !group_at) {
+    free(order);
+    free(first_of_group);
+    free(image);
+    free(done);
+    free(group_at);
+    if (size > data_room) return lp_fail("unwind information needs %zu bytes, %zu are left for it", size, data_room);
+    return lp_fail("out of memory");
+  }
   for (size_t k = 0; k < u->n; k++) {
     reloc_unwind *f = &u->v[k].fragment;
-    if (f->lsda) {
-      reloc_unwind_place_lsda(f, data + lsda);
-      memcpy(image + lsda, f->lsda, f->lsda_size);
-      lsda = align8(lsda + f->lsda_size);
+    if (!f->lsda) continue;
+    reloc_unwind_place_lsda(f, data + lsda); /* in the FDE: before it is copied */
+    memcpy(image + lsda, f->lsda, f->lsda_size);
+    lsda = align8(lsda + f->lsda_size);
+  }
+  size_t eh = 0, ngroups = 0;
+  for (size_t k = 0; k < u->n; k++) {
+    reloc_unwind *f = &u->v[order[k].index].fragment;
+    if (first_of_group[k]) {
+      eh = align16(eh);
+      group_at[ngroups++] = eh;
+      eh += CORE_UNWIND_OBJECT_ROOM;
     }
     memcpy(image + eh, f->eh, f->eh_size - 4);
     eh += f->eh_size - 4;
-  } /* the terminator and the object stay zero */
+    if (k + 1 == u->n || first_of_group[k + 1]) eh += 4; /* the terminator and the object stay zero */
+  }
   lp_status st = core_mem_write(t, data, image, size);
   free(image);
-  LP_CHECK(st);
-  uint64_t args[6] = {data + CORE_UNWIND_OBJECT_ROOM, data, 0, 0, 0, 0}, ret;
-  size_t n = u->n; /* first hits served during the call add more, for the next flush */
-  if (core_remote_call(t, tid, scratch, register_fn, args, &ret, deferred, hooks) != LP_OK)
-    return lp_context("registering unwind information for %zu copies", n);
-  *used = size;
-  forget(u, n);
-  return LP_OK;
+  size_t n = u->n; /* first hits served during the calls add more, for the next flush */
+  for (size_t g = 0, k = 0; st == LP_OK && g < ngroups; g++) {
+    size_t end = k + 1;
+    while (end < n && !first_of_group[end]) end++;
+    uint64_t object = data + group_at[g], args[6] = {object + CORE_UNWIND_OBJECT_ROOM, object, 0, 0, 0, 0}, ret;
+    if (core_remote_call(t, tid, scratch, register_fn, args, &ret, deferred, hooks) != LP_OK) {
+      st = lp_context("registering unwind information for %zu copies", end - k);
+      break;
+    }
+    *used = size; /* libgcc holds on to it from here */
+    for (size_t j = k; j < end; j++) done[order[j].index] = true;
+    st = add_object(u, order[k].copy, order[end - 1].copy);
+    k = end;
+  }
+  forget_done(u, n, done);
+  free(order);
+  free(first_of_group);
+  free(done);
+  free(group_at);
+  return st;
 }

@@ -2,10 +2,12 @@
  *
  * A per-process registry of the fragments (relocate/reloc_unwind.h) of the
  * copies made since the last flush.  A flush writes them into read-write
- * memory of the target as one .eh_frame chunk (every CIE + FDE pair, one
- * zero terminator) followed by their LSDAs, with a zeroed `struct object`
- * in front, and calls libgcc's __register_frame_info(chunk, object) once in
- * a stopped thread (core_remote_call): from then on throw/catch, backtrace()
+ * memory of the target as .eh_frame chunks (CIE + FDE pairs, one zero
+ * terminator), each with a zeroed `struct object` in front, followed by
+ * their LSDAs, and calls libgcc's __register_frame_info(chunk, object) for
+ * each chunk in a stopped thread (core_remote_call); a chunk's copies span
+ * no object registered before (unwind.c says why).  From then on
+ * throw/catch, backtrace()
  * and every other user of _Unwind_Find_FDE in the target find the copies.
  * The caller picks the moment: libgcc takes its object mutex there, so the
  * thread must hold no unwinder lock and no other stopped thread may (at the
@@ -35,8 +37,10 @@ void core_unwind_free(core_unwind *u);
  * that are not registered yet are its own to register). */
 lp_status core_unwind_clone(const core_unwind *from, core_unwind **out);
 
-/* Queues the fragment of the copy at COPY (its bytes are copied). */
-lp_status core_unwind_add(core_unwind *u, uint64_t copy, const reloc_unwind *fragment);
+/* Queues the fragment of the copy at COPY (its bytes are copied), placed in
+ * REGION (its arena's base: one region's copies come at increasing
+ * addresses). */
+lp_status core_unwind_add(core_unwind *u, uint64_t copy, uint64_t region, const reloc_unwind *fragment);
 
 /* Fragments queued since the last flush. */
 size_t core_unwind_pending(const core_unwind *u);
@@ -46,11 +50,12 @@ size_t core_unwind_flush_size(const core_unwind *u);
 
 /* Writes the pending fragments at DATA (DATA_ROOM bytes of read-write memory
  * of the target, 16-byte aligned, never reused: libgcc keeps pointers into
- * it) and calls REGISTER_FN (the target's __register_frame_info) in thread
- * TID with SCRATCH for the return break (core_remote_call, with HOOKS).
- * *USED gets the bytes written; nothing is written when DATA_ROOM is too
- * small.  The fragments are forgotten only when the call succeeded; those
- * added during the call (a first hit it served) stay pending. */
+ * it) and calls REGISTER_FN (the target's __register_frame_info) for each
+ * chunk in thread TID with SCRATCH for the return break (core_remote_call,
+ * with HOOKS).  *USED gets the bytes libgcc now holds (0 when no call
+ * succeeded); nothing is written when DATA_ROOM is too small.  The fragments
+ * are forgotten when their chunk's call succeeded; those added during the
+ * calls (first hits they served) stay pending. */
 lp_status core_unwind_flush(core_unwind *u, const core_target *t, pid_t tid, uint64_t scratch,
                             uint64_t register_fn, uint64_t data, size_t data_room, size_t *used,
                             int *deferred, const core_remote_hooks *hooks);

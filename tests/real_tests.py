@@ -836,10 +836,15 @@ def test_cxx(ctx, opt, variant=''):
     (--include 'libgcc*': libgcc_s, the unwinder, is left alone, one
     lazyprobe: line says so), or 'include_libc' (--include 'libc.so*': the
     registration's call meets libc's pthread_mutex_lock, relocated then, its
-    stub served while the call runs).  Before session 17 the static program
-    died of SIGABRT (no handler found: the copies were never registered) or
-    SIGILL (a landing pad 1 byte into main.cold, whose entry held a jmp), and
-    both --include runs hung (a first hit inside the registration)."""
+    stub served while the call runs), or 'include_libstdcxx' (--include
+    'libstdc++*': copies in two arenas, the program's and libstdc++'s;
+    __cxa_throw and __cxa_rethrow counted too, 30 and 20).  Before session
+    17 the static program died of SIGABRT (no handler found: the copies were
+    never registered) or SIGILL (a landing pad 1 byte into main.cold, whose
+    entry held a jmp), and both --include runs hung (a first hit inside the
+    registration); before session 18 include_libstdcxx reached
+    std::terminate at its second throw (one registered object held copies
+    of both arenas and hid __cxa_throw's copy from the unwinder)."""
     name = 'cxx/exceptions/' + opt + ('/' + variant if variant else '')
     flags = ['-' + opt, '-Wall'] + (['-static'] if variant.startswith('static') else [])
     binary, err = build(ctx, 'cxx_throw.' + opt + ('.static' if variant.startswith('static') else ''),
@@ -859,7 +864,8 @@ def test_cxx(ctx, opt, variant=''):
     nat = rt.run_proc([binary])
     outdir = os.path.join(ctx.scratch(name), 'out')
     extra = {'static/no_stubs': ['--no-stubs'], 'include_libgcc': ['--include', 'libgcc*'],
-             'include_libc': ['--include', 'libc.so*']}.get(variant, [])
+             'include_libc': ['--include', 'libc.so*'],
+             'include_libstdcxx': ['--include', 'libstdc++*']}.get(variant, [])
     cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir] + extra + ['--', binary]
     lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
     probs = same_as_native(nat, lp)
@@ -869,9 +875,18 @@ def test_cxx(ctx, opt, variant=''):
     calls = load_calls_safe(outdir, probs)
     if calls is not None:
         probs += count_problems(module_counts(calls, binary, syms, list(exp)), exp)
+    if calls is not None and variant == 'include_libstdcxx':
+        lib = os.path.realpath(LIBSTDCXX)
+        want = {'__cxa_throw': 30, '__cxa_rethrow': 20}
+        nm = subprocess.run(['nm', '-D', '--defined-only', lib], capture_output=True, text=True).stdout
+        dynsyms = {m.group(2): int(m.group(1), 16) for m in re.finditer(r'^([0-9a-f]+) T (\w+)', nm, re.M)}
+        probs += count_problems(module_counts(calls, lib, dynsyms, list(want)), want, 'libstdc++: ')
     if probs:
         probs[0] += repro(cmd)
     return [(name, probs[:6])]
+
+
+LIBSTDCXX = '/usr/lib/x86_64-linux-gnu/libstdc++.so.6'
 
 
 def test_cxx_gcov(ctx):
@@ -2171,7 +2186,7 @@ def jobs(ctx):
     for o in ('O0', 'O2'):
         j.append(('cxx/exceptions/' + o, lambda o=o: test_cxx(ctx, o)))
         j.append(('unwind/backtrace/' + o, lambda o=o: test_backtrace(ctx, o)))
-    for v in ('static', 'static/no_stubs', 'include_libgcc', 'include_libc'):
+    for v in ('static', 'static/no_stubs', 'include_libgcc', 'include_libc', 'include_libstdcxx'):
         j.append(('cxx/exceptions/O2/' + v, lambda v=v: test_cxx(ctx, 'O2', v)))
     j.append(('cxx/exceptions/O0/gcov', lambda: test_cxx_gcov(ctx)))
     for o in ('O0', 'O2'):

@@ -569,7 +569,7 @@ static void remote_steps(const char *name, pid_t pid, void *so, const copy *c) {
   void *reg = gcc_s ? dlsym(gcc_s, "__register_frame_info") : NULL;
   size_t used = 0;
   CHECK(reg != NULL, "no __register_frame_info");
-  if (reg && core_unwind_new(&u) == LP_OK && core_unwind_add(u, (uint64_t)c->mem, &c->u) == LP_OK) {
+  if (reg && core_unwind_new(&u) == LP_OK && core_unwind_add(u, (uint64_t)c->mem, (uint64_t)c->mem, &c->u) == LP_OK) {
     size_t want = core_unwind_flush_size(u);
     CHECK(core_unwind_pending(u) == 1 && want > CORE_UNWIND_OBJECT_ROOM, "pending %zu, %zu bytes",
           core_unwind_pending(u), want);
@@ -583,6 +583,88 @@ static void remote_steps(const char *name, pid_t pid, void *so, const copy *c) {
   core_unwind_free(u);
   CHECK(deferred == 0, "signal %d deferred", deferred);
   core_target_close(&t);
+}
+
+/* Four copies in two arenas, A (copies 0 and 1) and B (2 and 3), at
+ * increasing addresses, registered by two flushes that each hold one copy of
+ * each arena, as a program's and a library's copies come: libgcc searches
+ * only the object with the greatest start at or below a pc, so one object
+ * per flush (0..2, then 1..3) hid copy 2.  The child then throws through all
+ * four. */
+static int traced_child_four(const copy *c, int (*native)(int)) {
+  alarm(20);
+  if (ptrace(PTRACE_TRACEME, 0, 0, 0) != 0) return 10;
+  kill(getpid(), SIGSTOP);
+  static const int args[] = {5, -1, 7, 8, 0};
+  for (int k = 0; k < 4; k++)
+    for (size_t a = 0; a < sizeof args / sizeof *args; a++)
+      if (((int (*)(int))(void *)c[k].mem)(args[a]) != native(args[a])) return 11 + k;
+  return 0;
+}
+
+static void remote_two_arenas(const char *name, pid_t pid, const copy *c) {
+  core_target t;
+  if (core_target_open(pid, &t) != LP_OK) {
+    CHECK(0, "%s", lp_error());
+    return;
+  }
+  void *gcc_s = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NOLOAD);
+  void *reg = gcc_s ? dlsym(gcc_s, "__register_frame_info") : NULL;
+  uint64_t scratch = (uint64_t)c[0].mem + c[0].region - 16, arena[2] = {(uint64_t)c[0].mem, (uint64_t)c[2].mem};
+  core_unwind *u = NULL;
+  int deferred = 0;
+  CHECK(reg != NULL && core_unwind_new(&u) == LP_OK, "no __register_frame_info or no registry");
+  for (int flush = 0; u && reg && flush < 2; flush++) {
+    uint64_t data = (uint64_t)c[flush].mem + 3 * c[flush].region / 4;
+    size_t used = 0;
+    CHECK(core_unwind_add(u, (uint64_t)c[flush].mem, arena[0], &c[flush].u) == LP_OK &&
+              core_unwind_add(u, (uint64_t)c[2 + flush].mem, arena[1], &c[2 + flush].u) == LP_OK &&
+              core_unwind_flush(u, &t, pid, scratch, (uint64_t)reg, data, c[flush].region / 8, &used, &deferred,
+                                NULL) == LP_OK &&
+              core_unwind_pending(u) == 0,
+          "flush %d: %s", flush, lp_error());
+  }
+  core_unwind_free(u);
+  core_target_close(&t);
+}
+
+static void test_remote_two_arenas(const char *tag, const char *path) {
+  char name[64];
+  snprintf(name, sizeof name, "%s two arenas", tag);
+  void *so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!so) return;
+  loaded l = {.base = (uint64_t)dlsym(so, "catcher")};
+  dl_iterate_phdr(find_loaded, &l);
+  copy c[4] = {0};
+  int made = 0;
+  while (l.frame.data && made < 4 && make_copy(name, &l, dlsym(so, "catcher"), false, &c[made])) made++;
+  bool ascending = made == 4 && c[0].mem < c[1].mem && c[1].mem < c[2].mem && c[2].mem < c[3].mem;
+  CHECK(made < 4 || ascending, "the copies' memory is not in address order");
+  if (ascending) {
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) _exit(traced_child_four(c, (int (*)(int))dlsym(so, "catcher")));
+    int status = 0;
+    bool stopped = pid > 0 && waitpid(pid, &status, 0) == pid && WIFSTOPPED(status);
+    CHECK(stopped, "child did not stop (status 0x%x)", status);
+    if (stopped) {
+      remote_two_arenas(name, pid, c);
+      ptrace(PTRACE_DETACH, pid, 0, 0);
+      waitpid(pid, &status, 0);
+      CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+            "child's catches through the four copies: status 0x%x (11 + the copy not found)", status);
+    } else if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+  }
+  for (int k = 0; k < made; k++) {
+    munmap(c[k].mem, c[k].region);
+    reloc_plan_free(c[k].plan);
+    reloc_unwind_free(&c[k].u);
+  }
+  free(l.bytes);
+  dlclose(so);
 }
 
 static void test_remote(const char *tag, const char *path) {
@@ -640,6 +722,7 @@ int main(void) {
       test_oracle(variants[v].tag, so);
       test_execution(variants[v].tag, so);
       test_remote(variants[v].tag, so);
+      test_remote_two_arenas(variants[v].tag, so);
     }
     free(cmd);
     free(so);
