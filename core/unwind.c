@@ -35,14 +35,10 @@ typedef struct pending {
   reloc_unwind fragment; /* owned copies of the bytes */
 } pending;
 
-typedef struct span {
-  uint64_t lo, hi; /* the first and the last copy of a registered object */
-} span;
-
 struct core_unwind {
   pending *v;
   size_t n, cap;
-  span *objects; /* registered, by lo; disjoint */
+  uint64_t *objects; /* where each registered object starts (its first copy), sorted */
   size_t nobjects, capobjects;
 };
 
@@ -131,10 +127,10 @@ static bool object_between(const core_unwind *u, uint64_t lo, uint64_t hi) {
   size_t a = 0, b = u->nobjects; /* the first object starting above LO */
   while (a < b) {
     size_t m = a + (b - a) / 2;
-    if (u->objects[m].lo <= lo) a = m + 1;
+    if (u->objects[m] <= lo) a = m + 1;
     else b = m;
   }
-  return a < u->nobjects && u->objects[a].lo < hi;
+  return a < u->nobjects && u->objects[a] < hi;
 }
 
 /* The pending fragments by address, with *FIRST_OF_GROUP telling where each
@@ -181,19 +177,19 @@ size_t core_unwind_flush_size(const core_unwind *u) {
   return size;
 }
 
-/* Notes the object of the copies LO..HI registered. */
-static lp_status add_object(core_unwind *u, uint64_t lo, uint64_t hi) {
+/* Notes an object registered, its first copy at LO. */
+static lp_status add_object(core_unwind *u, uint64_t lo) {
   if (u->nobjects == u->capobjects) {
     size_t cap = u->capobjects ? 2 * u->capobjects : 16;
-    span *grown = realloc(u->objects, cap * sizeof *grown);
+    uint64_t *grown = realloc(u->objects, cap * sizeof *grown);
     if (!grown) return lp_fail("out of memory");
     u->objects = grown;
     u->capobjects = cap;
   }
   size_t at = u->nobjects;
-  while (at > 0 && u->objects[at - 1].lo > lo) at--;
+  while (at > 0 && u->objects[at - 1] > lo) at--;
   memmove(u->objects + at + 1, u->objects + at, (u->nobjects - at) * sizeof *u->objects);
-  u->objects[at] = (span){lo, hi};
+  u->objects[at] = lo;
   u->nobjects++;
   return LP_OK;
 }
@@ -262,7 +258,7 @@ lp_status core_unwind_flush(core_unwind *u, const core_target *t, pid_t tid, uin
     }
     *used = size; /* libgcc holds on to it from here */
     for (size_t j = k; j < end; j++) done[order[j].index] = true;
-    st = add_object(u, order[k].copy, order[end - 1].copy);
+    st = add_object(u, order[k].copy);
     k = end;
   }
   forget_done(u, n, done);
