@@ -633,6 +633,9 @@ static lp_status run_loop(core_session *s, int *wait_status) {
   *wait_status = 0;
   for (;;) {
     int status;
+    /* before looking at anything: a stop, a tick or a detach after it moves
+     * it (read after the detach's flag, a detach in between slept through) */
+    uint32_t chld = core_doorbell_chld();
     if (s->detaching) {
       stop_ticks(s);
       let_go_all(s);
@@ -642,7 +645,6 @@ static lp_status run_loop(core_session *s, int *wait_status) {
       ticked = 0;
       on_tick(s, &next_tick, deadline);
     }
-    uint32_t chld = core_doorbell_chld(); /* before looking: a stop after it moves it */
     if (s->nwatched) serve_stubs(s);
     /* the next stop or end of any task; sleeping: polling for the next first
      * hit (it often comes 20-50 us after the last) cost more CPU time than it

@@ -150,7 +150,7 @@ static int report(lp_lua *lua, const char *target, const char *pids) {
 
 /* {=== run and attach ===*/
 
-static core_session *running;
+static core_session *volatile running; /* volatile: set before the early signal is looked at, as written */
 static lp_lua *sampling;
 static bool attached;
 static volatile sig_atomic_t early; /* a signal while the session started: acted on once it runs */
