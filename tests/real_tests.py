@@ -889,6 +889,46 @@ def test_cxx(ctx, opt, variant=''):
 LIBSTDCXX = '/usr/lib/x86_64-linux-gnu/libstdc++.so.6'
 
 
+def test_cxx_xlib(ctx):
+    """cxx/exceptions/two_modules: tests/real/xlib_throw.cpp and its own
+    library (instrumented by default, outside the system directories): C++
+    exceptions thrown in, through and out of the library in three rounds,
+    each round's first throw meeting copies of both modules made since the
+    last registration.  Output as natively and counts by construction.
+    Before session 18 the second round reached std::terminate: one object
+    per registration spanned both modules' arenas and hid the copies of the
+    one before from the unwinder."""
+    name = 'cxx/exceptions/two_modules'
+    lib, err = build(ctx, 'libxlib_throw.so', ['xlib_throw_lib.cpp'],
+                     ['-O2', '-Wall', '-fpic', '-shared', '-Wl,-soname,libxlib_throw.so'], cc='g++')
+    exe = None
+    if not err:
+        exe, err = build(ctx, 'xlib_throw', ['xlib_throw.cpp', lib], ['-O2', '-Wall', '-Wl,-rpath,$ORIGIN'], cc='g++')
+    if err:
+        return [(name, [err])]
+    nat = rt.run_proc([exe])
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', exe]
+    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = same_as_native(nat, lp)
+    if nat[1] != b'10 -25 30\n':
+        probs.append('native output %r, expected "10 -25 30"' % nat[1])
+    calls = load_calls_safe(outdir, probs)
+    if calls is not None:
+        want_exe = {'_Z6round1i': 10, '_Z6round2i': 10, '_Z6round3i': 10, '_Z8callbacki': 10}
+        want_lib = {'_Z9lib_throwi': 20, '_Z9lib_catchPFiiEi': 10, '_Z11lib_rethrowi': 10}
+        for module, want in ((exe, want_exe), (lib, want_lib)):
+            syms = ctx.syms(module)
+            miss = missing_syms(syms, want)
+            if miss:
+                probs.append('not in symtab: %s' % miss)
+                continue
+            probs += count_problems(module_counts(calls, module, syms, list(want)), want)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:6])]
+
+
 def test_cxx_gcov(ctx):
     """cxx/exceptions/O0/gcov: the lines of tests/real/cxx_throw.cpp that
     -c coverage marks as run are gcov's (run_tests.gcov_compare): the catch
@@ -2188,6 +2228,7 @@ def jobs(ctx):
         j.append(('unwind/backtrace/' + o, lambda o=o: test_backtrace(ctx, o)))
     for v in ('static', 'static/no_stubs', 'include_libgcc', 'include_libc', 'include_libstdcxx'):
         j.append(('cxx/exceptions/O2/' + v, lambda v=v: test_cxx(ctx, 'O2', v)))
+    j.append(('cxx/exceptions/two_modules', lambda: test_cxx_xlib(ctx)))
     j.append(('cxx/exceptions/O0/gcov', lambda: test_cxx_gcov(ctx)))
     for o in ('O0', 'O2'):
         j.append(('cxx/exceptions/%s/blocks' % o, lambda o=o: test_cxx_blocks(ctx, o)))
