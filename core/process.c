@@ -9,8 +9,9 @@
  * it inherited count into its file.  Modules the loader adds later are found
  * at its hook (r_debug.r_brk); those it removes keep their counts.  The
  * copies' unwind information is registered with libgcc's unwinder from the
- * first thread that enters _Unwind_Find_FDE while some is pending (a fork
- * child inherits what its parent had pending), or at a detach, when the
+ * first thread that enters _Unwind_Find_FDE while some is pending (the
+ * others wait at its break meanwhile; a fork child inherits what its parent
+ * had pending), or at a detach, when the
  * unwinder's lock is free; libgcc_s itself is never
  * instrumented, and a program's own unwinder (linked in) keeps
  * _Unwind_Find_FDE native.  Functions named Builtins_* (V8's) are never
@@ -282,11 +283,19 @@ static lp_status serve_trap(void *ctx, pid_t tid, bool *handled) {
   return breaks_on_trap(sv->s, sv->p, tid, handled);
 }
 
-lp_status process_register_unwind(core_session *s, process *p, pid_t tid) {
-  if (p->find_fde_armed) LP_CHECK(core_mem_write(&p->target, p->find_fde, &p->find_fde_byte, 1));
+/* The break stays while the registration runs: another thread that starts
+ * to unwind meanwhile waits there (taken away first, it found no copy
+ * registered yet and ended in std::terminate); it goes once nothing is
+ * pending, or the thread meets it again for what the call added. */
+static lp_status disarm_when_done(process *p) {
+  if (!p->find_fde_armed || core_unwind_pending(p->unwind)) return LP_OK;
   p->find_fde_armed = false;
+  return core_mem_write(&p->target, p->find_fde, &p->find_fde_byte, 1);
+}
+
+lp_status process_register_unwind(core_session *s, process *p, pid_t tid) {
   size_t need = core_unwind_flush_size(p->unwind);
-  if (!need) return LP_OK;
+  if (!need) return disarm_when_done(p);
   if (p->eh_data.size - p->eh_data.used < need) {
     uint64_t size = (need + EH_DATA_SIZE + PAGE - 1) & ~(PAGE - 1);
     int64_t at;
@@ -306,7 +315,8 @@ lp_status process_register_unwind(core_session *s, process *p, pid_t tid) {
     s->deferred_sig = deferred;
     s->deferred_tid = tid;
   }
-  return st;
+  lp_status disarmed = disarm_when_done(p);
+  return st != LP_OK ? st : disarmed;
 }
 
 /* At a detach (P's threads all stopped, TID among them): the unwind

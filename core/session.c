@@ -192,11 +192,11 @@ static lp_status on_trap(core_session *s, thread *th, bool *ours, bool *let_go) 
     *ours = true;
     return on_loader_hook(s, th, &regs);
   }
-  if (p->find_fde_armed && at == p->find_fde) { /* an unwind begins: register the copies first */
-    *ours = true;
+  if (p->find_fde && at == p->find_fde) { /* an unwind begins: register the copies first */
+    *ours = true; /* disarmed already: a thread that met the break while another registered */
     regs.rip = at;
     LP_CHECK(core_regs_set(th->tid, &regs));
-    if (process_register_unwind(s, p, th->tid) != LP_OK)
+    if (p->find_fde_armed && process_register_unwind(s, p, th->tid) != LP_OK)
       fprintf(stderr, "lazyprobe: process %d: unwind information not registered: %s\n", (int)p->pid, lp_error());
     return LP_OK;
   }

@@ -888,6 +888,41 @@ def test_cxx(ctx, opt, variant=''):
 
 LIBSTDCXX = '/usr/lib/x86_64-linux-gnu/libstdc++.so.6'
 
+THROW_THREADS_EXPECT = {'_Z4leafl': 8000, '_Z5leaf2l': 8000, '_Z3midl': 4000, '_Z5mid_bl': 4000,
+                        '_Z4mid2l': 4000, '_Z6mid2_bl': 4000}
+
+
+def test_cxx_threads(ctx):
+    """cxx/exceptions/threads: tests/real/throw_threads.cpp (-O2), four
+    threads throwing at once from their first iteration, in two phases of
+    new copies: output as natively (5336 caught) and counts by construction
+    (--atomic: the threads count into the same slots).
+    Before session 18 it died of SIGTRAP (a thread that met the unwinder's
+    break just as another thread's registration took it away: the trap was
+    not recognised) or in std::terminate (a thread that passed the lookup
+    while the registration was still running found no copy registered)."""
+    name = 'cxx/exceptions/threads'
+    binary, err = build(ctx, 'throw_threads', ['throw_threads.cpp'], ['-O2', '-Wall', '-pthread'], cc='g++')
+    if err:
+        return [(name, [err])]
+    syms = ctx.syms(binary)
+    miss = missing_syms(syms, THROW_THREADS_EXPECT)
+    if miss:
+        return [(name, ['not in symtab: %s' % miss])]
+    nat = rt.run_proc([binary])
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    cmd = [ctx.lp, 'run', '--atomic', '-c', 'calls', '-o', outdir, '--', binary]
+    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = same_as_native(nat, lp)
+    if nat[1] != b'caught 5336\n':
+        probs.append('native output %r, expected "caught 5336"' % nat[1])
+    calls = load_calls_safe(outdir, probs)
+    if calls is not None:
+        probs += count_problems(module_counts(calls, binary, syms, list(THROW_THREADS_EXPECT)), THROW_THREADS_EXPECT)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:6])]
+
 
 def test_cxx_xlib(ctx):
     """cxx/exceptions/two_modules: tests/real/xlib_throw.cpp and its own
@@ -1771,13 +1806,33 @@ def test_attach_late_throw(ctx):
     return results
 
 
-def attach_for_a_second(ctx, name, binary, check, stats=False):
-    """`lazyprobe attach [--stats] -c calls --duration 1` to BINARY, a program
-    that prints "ready", loops until SIGUSR1, then prints "done": CHECK(lp,
-    target, outdir, probs) once lazyprobe is gone, the program still
-    running, then the program's end as natively.  Returns the problems."""
+def test_attach_threads_throw(ctx):
+    """attach/threads_throw: lazyprobe attach --duration 1 to
+    tests/real/throw_threads.cpp (-O2) with "loop": four threads throwing
+    all along, before, while and after lazyprobe is attached; the program
+    then ends as natively (before session 18 it died of SIGTRAP or in
+    std::terminate in most runs, as cxx/exceptions/threads did)."""
+    name = 'attach/threads_throw'
+    binary, err = build(ctx, 'throw_threads', ['throw_threads.cpp'], ['-O2', '-Wall', '-pthread'], cc='g++')
+    if err:
+        return [(name, [err])]
+
+    def check(lp, target, outdir, probs):
+        calls = load_calls_safe(outdir, probs)
+        if calls is not None and not module_counts(calls, binary, ctx.syms(binary), ['_Z4leafl'])['_Z4leafl']:
+            probs.append('leaf not counted while attached')
+
+    return [(name, attach_for_a_second(ctx, name, binary, check, args=['loop']))]
+
+
+def attach_for_a_second(ctx, name, binary, check, stats=False, args=()):
+    """`lazyprobe attach [--stats] -c calls --duration 1` to BINARY ARGS, a
+    program that prints "ready", loops until SIGUSR1, then prints "done":
+    CHECK(lp, target, outdir, probs) once lazyprobe is gone, the program
+    still running, then the program's end as natively.  Returns the
+    problems."""
     outdir = os.path.join(ctx.scratch(name), 'out')
-    target, reader = start_target([binary])
+    target, reader = start_target([binary] + list(args))
     cmd = [ctx.lp, 'attach'] + (['--stats'] if stats else []) + ['-c', 'calls', '--duration', '1', '-o', outdir,
                                                                  str(target.pid)]
     probs = []
@@ -2229,6 +2284,7 @@ def jobs(ctx):
     for v in ('static', 'static/no_stubs', 'include_libgcc', 'include_libc', 'include_libstdcxx'):
         j.append(('cxx/exceptions/O2/' + v, lambda v=v: test_cxx(ctx, 'O2', v)))
     j.append(('cxx/exceptions/two_modules', lambda: test_cxx_xlib(ctx)))
+    j.append(('cxx/exceptions/threads', lambda: test_cxx_threads(ctx)))
     j.append(('cxx/exceptions/O0/gcov', lambda: test_cxx_gcov(ctx)))
     for o in ('O0', 'O2'):
         j.append(('cxx/exceptions/%s/blocks' % o, lambda o=o: test_cxx_blocks(ctx, o)))
@@ -2256,6 +2312,7 @@ def jobs(ctx):
     j.append(('attach/plt', lambda: test_attach_plt(ctx)))
     j.append(('attach/cold', lambda: test_attach_cold(ctx)))
     j.append(('attach/late_throw', lambda: test_attach_late_throw(ctx)))
+    j.append(('attach/threads_throw', lambda: test_attach_threads_throw(ctx)))
     j.append(('attach/gdb_core', lambda: test_attach_gdb_core(ctx)))
     j.append(('attach/loader_busy', lambda: test_attach_loader_busy(ctx)))
     # 6. machine details
