@@ -1526,9 +1526,23 @@ def test_attach(ctx, how):
     return [(name, probs[:6])]
 
 
+def wait_exec(pid, program, timeout=10):
+    """Waits until process PID runs PROGRAM: a signal sent between the fork
+    and the exec goes to Python's own handler in the child and is lost."""
+    want = os.path.realpath(program)
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if os.path.realpath('/proc/%d/exe' % pid) == want:
+                return
+        except OSError:
+            return
+        time.sleep(0.0005)
+
+
 def test_attach_early_sigint(ctx):
-    """attach/early_sigint: lazyprobe attach gets SIGINT 2 to 40 ms after it
-    starts, five times over one run of tests/real/longrun.c (~3 s): while
+    """attach/early_sigint: lazyprobe attach gets SIGINT 2 to 40 ms after its
+    exec, five times over one run of tests/real/longrun.c (~3 s): while
     it is still attaching, the Ctrl-C must end it once the session runs (it
     was dropped and lazyprobe stayed to the end of the program), or before
     it attached at all.  Each time lazyprobe ends before the program has
@@ -1551,6 +1565,7 @@ def test_attach_early_sigint(ctx):
             cmd = [ctx.lp, 'attach', '-c', 'calls', '-o', os.path.join(scratch, 'out%d' % k), str(target.pid)]
             lpp = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            wait_exec(lpp.pid, ctx.lp)
             time.sleep(delay)
             lpp.send_signal(signal.SIGINT)
             lout, lerr = wait_attach(lpp, probs)
