@@ -888,6 +888,40 @@ def test_cxx(ctx, opt, variant=''):
 
 LIBSTDCXX = '/usr/lib/x86_64-linux-gnu/libstdc++.so.6'
 
+THREAD_EXIT_EXPECT = {'deep': 30, 'exiter': 5, 'victim': 5, 'spin': 5, 'cleanup': 10}
+
+
+def test_thread_exit(ctx, variant):
+    """unwind/thread_exit/{plain,fexceptions}: tests/real/thread_exit.c
+    (-O2): threads leaving by pthread_exit from six copies deep and by
+    pthread_cancel, glibc's forced unwinding through the copies (with
+    -fexceptions their cleanup handlers are landing pads in the copies, run
+    by the unwinder); output as natively (the handlers all ran: "cleanups
+    55") and counts by construction."""
+    name = 'unwind/thread_exit/' + variant
+    flags = ['-O2', '-Wall', '-pthread'] + (['-fexceptions'] if variant == 'fexceptions' else [])
+    binary, err = build(ctx, 'thread_exit.' + variant, ['thread_exit.c'], flags)
+    if err:
+        return [(name, [err])]
+    syms = ctx.syms(binary)
+    miss = missing_syms(syms, THREAD_EXIT_EXPECT)
+    if miss:
+        return [(name, ['not in symtab: %s' % miss])]
+    nat = rt.run_proc([binary])
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    cmd = [ctx.lp, 'run', '--atomic', '-c', 'calls', '-o', outdir, '--', binary]
+    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = same_as_native(nat, lp)
+    if not nat[1].endswith(b'cleanups 55\n'):
+        probs.append('native output %r, expected it to end with "cleanups 55"' % nat[1][-40:])
+    calls = load_calls_safe(outdir, probs)
+    if calls is not None:
+        probs += count_problems(module_counts(calls, binary, syms, list(THREAD_EXIT_EXPECT)), THREAD_EXIT_EXPECT)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:6])]
+
+
 THROW_THREADS_EXPECT = {'_Z4leafl': 8000, '_Z5leaf2l': 8000, '_Z3midl': 4000, '_Z5mid_bl': 4000,
                         '_Z4mid2l': 4000, '_Z6mid2_bl': 4000}
 
@@ -2300,6 +2334,8 @@ def jobs(ctx):
         j.append(('cxx/exceptions/O2/' + v, lambda v=v: test_cxx(ctx, 'O2', v)))
     j.append(('cxx/exceptions/two_modules', lambda: test_cxx_xlib(ctx)))
     j.append(('cxx/exceptions/threads', lambda: test_cxx_threads(ctx)))
+    for v in ('plain', 'fexceptions'):
+        j.append(('unwind/thread_exit/' + v, lambda v=v: test_thread_exit(ctx, v)))
     j.append(('cxx/exceptions/O0/gcov', lambda: test_cxx_gcov(ctx)))
     for o in ('O0', 'O2'):
         j.append(('cxx/exceptions/%s/blocks' % o, lambda o=o: test_cxx_blocks(ctx, o)))
