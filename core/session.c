@@ -471,8 +471,21 @@ static void let_go(core_session *s, thread *th) {
   remove_thread(s, th);
 }
 
+/* Whether TID, stopped, has a SIGTRAP queued: it met an int3 just as it
+ * was interrupted, and the interrupt's stop comes first. */
+static bool trap_queued(pid_t tid) {
+  siginfo_t queued[16];
+  struct __ptrace_peeksiginfo_args from = {.off = 0, .flags = 0, .nr = 16};
+  long n = ptrace(PTRACE_PEEKSIGINFO, tid, &from, queued);
+  for (long k = 0; k < n; k++)
+    if (queued[k].si_signo == SIGTRAP) return true;
+  return false;
+}
+
 /* Stops every thread of P, sends those stopped at our breaks where they
- * belong, restores P's entries and hooks and lets the threads go. */
+ * belong (and those whose trap at one was still queued behind the stop: it
+ * would reach the program once detached), restores P's entries and hooks
+ * and lets the threads go. */
 static void detach_process(core_session *s, process *p) {
   int *sigs = calloc(s->nthreads + 1, sizeof *sigs);
   size_t quiet = SIZE_MAX; /* a thread stopped with no signal to give back */
@@ -482,6 +495,10 @@ static void detach_process(core_session *s, process *p) {
     int status;
     if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) != 0 || core_wait_thread(th->tid, &status) != th->tid ||
         !WIFSTOPPED(status))
+      continue;
+    if ((status >> 16) == PTRACE_EVENT_STOP && trap_queued(th->tid) &&
+        (ptrace(PTRACE_CONT, th->tid, 0, 0) != 0 || core_wait_thread(th->tid, &status) != th->tid ||
+         !WIFSTOPPED(status)))
       continue;
     if ((status >> 16) == PTRACE_EVENT_STOP && quiet == SIZE_MAX) quiet = t;
     if ((status >> 16) == 0 && WSTOPSIG(status) == SIGTRAP) {
