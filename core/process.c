@@ -11,14 +11,12 @@
  * copies' unwind information is registered with libgcc's unwinder from the
  * first thread that enters _Unwind_Find_FDE while some is pending (the
  * others wait at its break meanwhile; a fork child inherits what its parent
- * had pending), or at a detach, when the
- * unwinder's lock is free; libgcc_s itself is never
- * instrumented, and a program's own unwinder (linked in) keeps
- * _Unwind_Find_FDE native.  Functions named Builtins_* (V8's) are never
+ * had pending), or at a detach, when the unwinder's lock is free; libgcc_s
+ * itself is never instrumented, and a program's own unwinder (linked in)
+ * keeps _Unwind_Find_FDE native.  Functions named Builtins_* (V8's) are never
  * instrumented: V8 maps the return addresses in them to its code.  GDB's JIT
- * library
- * (core/gdbjit.h) is dlopen'd through the program's libc, and the program's
- * SIGTRAP action is kept as it set it (process_keep_sigtrap_action). */
+ * library (core/gdbjit.h) is dlopen'd through the program's libc, and the
+ * program's SIGTRAP action is kept as it set it (process_keep_sigtrap_action). */
 #include <errno.h>
 #include <dlfcn.h>
 #include <fcntl.h>
