@@ -903,20 +903,31 @@ def test_thread_exit(ctx, variant):
     binary, err = build(ctx, 'thread_exit.' + variant, ['thread_exit.c'], flags)
     if err:
         return [(name, [err])]
-    syms = ctx.syms(binary)
-    miss = missing_syms(syms, THREAD_EXIT_EXPECT)
+    return calls_by_construction(ctx, name, binary, {binary: THREAD_EXIT_EXPECT}, b'cleanups 55\n', ['--atomic'],
+                                 ending=True)
+
+
+def calls_by_construction(ctx, name, binary, expect, output, lp_args=(), ending=False):
+    """BINARY run natively and under `lazyprobe run LP_ARGS -c calls`: its
+    output and status as natively, its native output OUTPUT (or ending with
+    it, when ENDING), and the counts of EXPECT ({module file: {symbol:
+    count}}, symbols from each file's .symtab) exact.  Returns [(NAME,
+    problems)]."""
+    symbols = {module: ctx.syms(module) for module in expect}
+    miss = [m for module, want in expect.items() for m in missing_syms(symbols[module], want)]
     if miss:
         return [(name, ['not in symtab: %s' % miss])]
     nat = rt.run_proc([binary])
     outdir = os.path.join(ctx.scratch(name), 'out')
-    cmd = [ctx.lp, 'run', '--atomic', '-c', 'calls', '-o', outdir, '--', binary]
+    cmd = [ctx.lp, 'run'] + list(lp_args) + ['-c', 'calls', '-o', outdir, '--', binary]
     lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
     probs = same_as_native(nat, lp)
-    if not nat[1].endswith(b'cleanups 55\n'):
-        probs.append('native output %r, expected it to end with "cleanups 55"' % nat[1][-40:])
+    if not (nat[1].endswith(output) if ending else nat[1] == output):
+        probs.append('native output %r, expected %s%r' % (nat[1][-60:], 'it to end with ' if ending else '', output))
     calls = load_calls_safe(outdir, probs)
-    if calls is not None:
-        probs += count_problems(module_counts(calls, binary, syms, list(THREAD_EXIT_EXPECT)), THREAD_EXIT_EXPECT)
+    for module, want in expect.items():
+        if calls is not None:
+            probs += count_problems(module_counts(calls, module, symbols[module], list(want)), want)
     if probs:
         probs[0] += repro(cmd)
     return [(name, probs[:6])]
@@ -939,23 +950,7 @@ def test_cxx_threads(ctx):
     binary, err = build(ctx, 'throw_threads', ['throw_threads.cpp'], ['-O2', '-Wall', '-pthread'], cc='g++')
     if err:
         return [(name, [err])]
-    syms = ctx.syms(binary)
-    miss = missing_syms(syms, THROW_THREADS_EXPECT)
-    if miss:
-        return [(name, ['not in symtab: %s' % miss])]
-    nat = rt.run_proc([binary])
-    outdir = os.path.join(ctx.scratch(name), 'out')
-    cmd = [ctx.lp, 'run', '--atomic', '-c', 'calls', '-o', outdir, '--', binary]
-    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
-    probs = same_as_native(nat, lp)
-    if nat[1] != b'caught 5336\n':
-        probs.append('native output %r, expected "caught 5336"' % nat[1])
-    calls = load_calls_safe(outdir, probs)
-    if calls is not None:
-        probs += count_problems(module_counts(calls, binary, syms, list(THROW_THREADS_EXPECT)), THROW_THREADS_EXPECT)
-    if probs:
-        probs[0] += repro(cmd)
-    return [(name, probs[:6])]
+    return calls_by_construction(ctx, name, binary, {binary: THROW_THREADS_EXPECT}, b'caught 5336\n', ['--atomic'])
 
 
 def test_cxx_xlib(ctx):
@@ -975,27 +970,9 @@ def test_cxx_xlib(ctx):
         exe, err = build(ctx, 'xlib_throw', ['xlib_throw.cpp', lib], ['-O2', '-Wall', '-Wl,-rpath,$ORIGIN'], cc='g++')
     if err:
         return [(name, [err])]
-    nat = rt.run_proc([exe])
-    outdir = os.path.join(ctx.scratch(name), 'out')
-    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', exe]
-    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
-    probs = same_as_native(nat, lp)
-    if nat[1] != b'10 -25 30\n':
-        probs.append('native output %r, expected "10 -25 30"' % nat[1])
-    calls = load_calls_safe(outdir, probs)
-    if calls is not None:
-        want_exe = {'_Z6round1i': 10, '_Z6round2i': 10, '_Z6round3i': 10, '_Z8callbacki': 10}
-        want_lib = {'_Z9lib_throwi': 20, '_Z9lib_catchPFiiEi': 10, '_Z11lib_rethrowi': 10}
-        for module, want in ((exe, want_exe), (lib, want_lib)):
-            syms = ctx.syms(module)
-            miss = missing_syms(syms, want)
-            if miss:
-                probs.append('not in symtab: %s' % miss)
-                continue
-            probs += count_problems(module_counts(calls, module, syms, list(want)), want)
-    if probs:
-        probs[0] += repro(cmd)
-    return [(name, probs[:6])]
+    want_exe = {'_Z6round1i': 10, '_Z6round2i': 10, '_Z6round3i': 10, '_Z8callbacki': 10}
+    want_lib = {'_Z9lib_throwi': 20, '_Z9lib_catchPFiiEi': 10, '_Z11lib_rethrowi': 10}
+    return calls_by_construction(ctx, name, exe, {exe: want_exe, lib: want_lib}, b'10 -25 30\n')
 
 
 def test_cxx_gcov(ctx):
