@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -719,8 +720,13 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
     st = core_target_open(pid, &p->target);
   }
   if (st == LP_OK) st = shm_counters_fork(&parent->counters, s->opt.outdir_fd, s->opt.outdir, pid, &p->counters);
-  /* what the parent had not registered yet, the child registers when it first unwinds */
-  if (st == LP_OK) st = parent->unwind ? core_unwind_clone(parent->unwind, &p->unwind) : core_unwind_new(&p->unwind);
+  /* what its memory has not registered, the child registers when it first unwinds */
+  int32_t held = 0; /* the unwinder's lock, at the fork (child_unwinder releases it) */
+  if (st == LP_OK && p->registry_lock && core_mem_read(&p->target, p->registry_lock, &held, sizeof held) != LP_OK)
+    held = 1;
+  if (st == LP_OK)
+    st = parent->unwind ? core_unwind_fork(parent->unwind, &p->target, held != 0, &p->unwind)
+                        : core_unwind_new(&p->unwind);
   if (st == LP_OK) st = core_perfmap_open(pid, NULL, &p->perfmap);
   if (st == LP_OK) st = core_perfmap_inherit(&p->perfmap, parent->pid, NULL);
   if (st != LP_OK) {
@@ -732,8 +738,30 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   return LP_OK;
 }
 
+/* A fork child's unwinder, as its memory has it: the room for registered
+ * information exists if its parent had it at the fork, the break at its
+ * lookup is there if its parent's was armed at the fork (the parent may
+ * have disarmed it since), and its lock, taken by every lookup once objects are
+ * registered (a program that registers none takes none), is released if a
+ * thread of the parent held it at the fork: the child has no such thread,
+ * and its first throw would wait for ever. */
+static lp_status child_unwinder(process *p) {
+  uint8_t byte;
+  if (p->eh_data.size && core_mem_read(&p->target, p->eh_data.base, &byte, 1) != LP_OK)
+    p->eh_data = (shm_arena){0, 0, 0}; /* its parent mapped it after the fork */
+  if (!p->find_fde) return LP_OK;
+  LP_CHECK(core_mem_read(&p->target, p->find_fde, &byte, 1));
+  p->find_fde_armed = byte == INT3; /* find_fde_byte is the parent's, set when it armed */
+  int32_t held = 0;
+  if (p->registry_lock) LP_CHECK(core_mem_read(&p->target, p->registry_lock, &held, sizeof held));
+  static const uint8_t unlocked[sizeof(pthread_mutex_t)]; /* PTHREAD_MUTEX_INITIALIZER */
+  if (held) LP_CHECK(core_mem_write(&p->target, p->registry_lock, unlocked, sizeof unlocked));
+  return process_arm_unwinder(p); /* for what it must register again */
+}
+
 lp_status process_remap(core_session *s, process *p, pid_t tid) {
   p->remap = false;
+  LP_CHECK(child_unwinder(p));
   int64_t fd, ret;
   LP_CHECK(open_counters_in_target(s, p, tid, p->scratch, &fd));
   lp_status st = LP_OK;

@@ -35,10 +35,20 @@ typedef struct pending {
   reloc_unwind fragment; /* owned copies of the bytes */
 } pending;
 
+/* An object registered: where libgcc's struct object is, where its first
+ * copy is, and its fragments, kept for a fork child that lacks it (forked
+ * before the registration) or may have lost it (forked while another
+ * thread held the unwinder's lock, moving objects between its lists). */
+typedef struct registered {
+  uint64_t at, start;
+  pending *fragments;
+  size_t n;
+} registered;
+
 struct core_unwind {
   pending *v;
   size_t n, cap;
-  uint64_t *objects; /* where each registered object starts (its first copy), sorted */
+  registered *objects; /* by start; disjoint */
   size_t nobjects, capobjects;
 };
 
@@ -54,10 +64,16 @@ static void forget(core_unwind *u, size_t n) {
   u->n -= n;
 }
 
+static void free_fragments(pending *v, size_t n) {
+  for (size_t k = 0; k < n; k++) reloc_unwind_free(&v[k].fragment);
+  free(v);
+}
+
 void core_unwind_free(core_unwind *u) {
   if (!u) return;
   forget(u, u->n);
   free(u->v);
+  for (size_t k = 0; k < u->nobjects; k++) free_fragments(u->objects[k].fragments, u->objects[k].n);
   free(u->objects);
   free(u);
 }
@@ -91,14 +107,39 @@ lp_status core_unwind_add(core_unwind *u, uint64_t copy, uint64_t region, const 
   return LP_OK;
 }
 
-lp_status core_unwind_clone(const core_unwind *from, core_unwind **out) {
+/* A copy of the N fragments at V (their bytes too); NULL when out of memory. */
+static pending *dup_fragments(const pending *v, size_t n) {
+  pending *d = calloc(n ? n : 1, sizeof *d);
+  for (size_t k = 0; d && k < n; k++) {
+    d[k] = v[k];
+    d[k].fragment.eh = dup_bytes(v[k].fragment.eh, v[k].fragment.eh_size);
+    d[k].fragment.lsda = v[k].fragment.lsda ? dup_bytes(v[k].fragment.lsda, v[k].fragment.lsda_size) : NULL;
+    if (!d[k].fragment.eh || (v[k].fragment.lsda && !d[k].fragment.lsda)) {
+      free_fragments(d, k + 1);
+      return NULL;
+    }
+  }
+  return d;
+}
+
+lp_status core_unwind_fork(const core_unwind *from, const core_target *child, bool all_again, core_unwind **out) {
   LP_CHECK(core_unwind_new(out));
   core_unwind *u = *out;
-  if (from->nobjects) {
-    u->objects = malloc(from->nobjects * sizeof *u->objects);
-    if (!u->objects) goto fail;
-    memcpy(u->objects, from->objects, from->nobjects * sizeof *u->objects);
-    u->nobjects = u->capobjects = from->nobjects;
+  if (from->nobjects && !(u->objects = calloc(from->nobjects, sizeof *u->objects))) goto fail;
+  u->capobjects = from->nobjects;
+  for (size_t k = 0; k < from->nobjects; k++) {
+    const registered *o = &from->objects[k];
+    uint64_t pc_begin = 0; /* libgcc's first field: set by the registration, zero before */
+    if (core_mem_read(child, o->at, &pc_begin, sizeof pc_begin) != LP_OK) pc_begin = 0; /* mapped since */
+    if (pc_begin && !all_again) {
+      registered *mine = &u->objects[u->nobjects];
+      *mine = (registered){o->at, o->start, dup_fragments(o->fragments, o->n), o->n};
+      if (!mine->fragments) goto fail;
+      u->nobjects++;
+      continue;
+    }
+    for (size_t j = 0; j < o->n; j++) /* registered again as it was: its own region, the same span */
+      if (core_unwind_add(u, o->fragments[j].copy, o->at, &o->fragments[j].fragment) != LP_OK) goto fail;
   }
   for (size_t k = 0; k < from->n; k++)
     if (core_unwind_add(u, from->v[k].copy, from->v[k].region, &from->v[k].fragment) != LP_OK) goto fail;
@@ -106,7 +147,7 @@ lp_status core_unwind_clone(const core_unwind *from, core_unwind **out) {
 fail:
   core_unwind_free(u);
   *out = NULL;
-  return lp_fail("out of memory");
+  return lp_fail("the unwind information of a fork child: out of memory");
 }
 
 size_t core_unwind_pending(const core_unwind *u) { return u->n; }
@@ -127,10 +168,10 @@ static bool object_between(const core_unwind *u, uint64_t lo, uint64_t hi) {
   size_t a = 0, b = u->nobjects; /* the first object starting above LO */
   while (a < b) {
     size_t m = a + (b - a) / 2;
-    if (u->objects[m] <= lo) a = m + 1;
+    if (u->objects[m].start <= lo) a = m + 1;
     else b = m;
   }
-  return a < u->nobjects && u->objects[a] < hi;
+  return a < u->nobjects && u->objects[a].start < hi;
 }
 
 /* The pending fragments by address, with *FIRST_OF_GROUP telling where each
@@ -177,31 +218,33 @@ size_t core_unwind_flush_size(const core_unwind *u) {
   return size;
 }
 
-/* Notes an object registered, its first copy at LO. */
-static lp_status add_object(core_unwind *u, uint64_t lo) {
+/* Notes the object at AT registered with the fragments ORDER[0..N) of U's
+ * pending ones (moved into it: forget_done leaves them). */
+static lp_status add_object(core_unwind *u, uint64_t at, const by_copy *order, size_t n) {
   if (u->nobjects == u->capobjects) {
     size_t cap = u->capobjects ? 2 * u->capobjects : 16;
-    uint64_t *grown = realloc(u->objects, cap * sizeof *grown);
+    registered *grown = realloc(u->objects, cap * sizeof *grown);
     if (!grown) return lp_fail("out of memory");
     u->objects = grown;
     u->capobjects = cap;
   }
-  size_t at = u->nobjects;
-  while (at > 0 && u->objects[at - 1] > lo) at--;
-  memmove(u->objects + at + 1, u->objects + at, (u->nobjects - at) * sizeof *u->objects);
-  u->objects[at] = lo;
+  pending *fragments = malloc(n * sizeof *fragments);
+  if (!fragments) return lp_fail("out of memory");
+  for (size_t k = 0; k < n; k++) fragments[k] = u->v[order[k].index];
+  size_t i = u->nobjects;
+  while (i > 0 && u->objects[i - 1].start > order[0].copy) i--;
+  memmove(u->objects + i + 1, u->objects + i, (u->nobjects - i) * sizeof *u->objects);
+  u->objects[i] = (registered){at, order[0].copy, fragments, n};
   u->nobjects++;
   return LP_OK;
 }
 
-/* Forgets the first N pending fragments but those not DONE (those added
- * since stay pending too). */
+/* Drops the first N pending fragments that are DONE (their objects hold
+ * them now; those added since stay pending). */
 static void forget_done(core_unwind *u, size_t n, const bool *done) {
   size_t kept = 0;
-  for (size_t k = 0; k < u->n; k++) {
-    if (k < n && done[k]) reloc_unwind_free(&u->v[k].fragment);
-    else u->v[kept++] = u->v[k];
-  }
+  for (size_t k = 0; k < u->n; k++)
+    if (!(k < n && done[k])) u->v[kept++] = u->v[k];
   u->n = kept;
 }
 
@@ -257,8 +300,8 @@ lp_status core_unwind_flush(core_unwind *u, const core_target *t, pid_t tid, uin
       break;
     }
     *used = size; /* libgcc holds on to it from here */
-    for (size_t j = k; j < end; j++) done[order[j].index] = true;
-    st = add_object(u, order[k].copy);
+    st = add_object(u, object, order + k, end - k);
+    for (size_t j = k; st == LP_OK && j < end; j++) done[order[j].index] = true;
     k = end;
   }
   forget_done(u, n, done);

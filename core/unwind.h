@@ -15,6 +15,7 @@
 #ifndef CORE_UNWIND_H
 #define CORE_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -33,13 +34,18 @@ typedef struct core_unwind core_unwind;
 lp_status core_unwind_new(core_unwind **out);
 void core_unwind_free(core_unwind *u);
 
-/* A registry holding what FROM holds (a fork child: its parent's copies
- * that are not registered yet are its own to register). */
-lp_status core_unwind_clone(const core_unwind *from, core_unwind **out);
+/* The registry of a fork child (CHILD, not run yet) of FROM's process: its
+ * parent's copies that are not registered yet are its own to register, and
+ * so are those of the objects registered after the fork (their struct
+ * object is still zero in the child's memory, or not even mapped there: the
+ * fork came while the tracer had not seen it yet), or of every object when
+ * ALL_AGAIN (the unwinder's lock was held at the fork: its lists may miss
+ * one).  Each such object is registered again as it was, on its own. */
+lp_status core_unwind_fork(const core_unwind *from, const core_target *child, bool all_again, core_unwind **out);
 
 /* Queues the fragment of the copy at COPY (its bytes are copied), placed in
  * REGION (its arena's base: one region's copies come at increasing
- * addresses). */
+ * addresses, and only copies of one region may share an object). */
 lp_status core_unwind_add(core_unwind *u, uint64_t copy, uint64_t region, const reloc_unwind *fragment);
 
 /* Fragments queued since the last flush. */
