@@ -10,8 +10,9 @@
  * at its hook (r_debug.r_brk); those it removes keep their counts.  The
  * copies' unwind information is registered with libgcc's unwinder from the
  * first thread that enters _Unwind_Find_FDE while some is pending (the
- * others wait at its break meanwhile; a fork child inherits what its parent
- * had pending), or at a detach, when the unwinder's lock is free; libgcc_s
+ * others wait at its break meanwhile; a fork child registers what its
+ * memory lacks, its unwinder's lock released if a thread held it at the
+ * fork), or at a detach, when the unwinder's lock is free; libgcc_s
  * itself is never instrumented, and a program's own unwinder (linked in)
  * keeps _Unwind_Find_FDE native.  Functions named Builtins_* (V8's) are never
  * instrumented: V8 maps the return addresses in them to its code.  GDB's JIT
