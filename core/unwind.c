@@ -84,6 +84,16 @@ static void *dup_bytes(const void *b, size_t n) {
   return d;
 }
 
+/* TO becomes a copy of FROM, bytes and all; false when out of memory. */
+static bool copy_fragment(const reloc_unwind *from, reloc_unwind *to) {
+  *to = *from;
+  to->eh = dup_bytes(from->eh, from->eh_size);
+  to->lsda = from->lsda ? dup_bytes(from->lsda, from->lsda_size) : NULL;
+  if (to->eh && (!from->lsda || to->lsda)) return true;
+  reloc_unwind_free(to);
+  return false;
+}
+
 lp_status core_unwind_add(core_unwind *u, uint64_t copy, uint64_t region, const reloc_unwind *fragment) {
   if (fragment->eh_size < 4) return lp_fail("empty unwind fragment for the copy at 0x%llx", (unsigned long long)copy);
   if (u->n == u->cap) {
@@ -96,13 +106,7 @@ lp_status core_unwind_add(core_unwind *u, uint64_t copy, uint64_t region, const 
   pending *p = &u->v[u->n];
   p->copy = copy;
   p->region = region;
-  p->fragment = *fragment;
-  p->fragment.eh = dup_bytes(fragment->eh, fragment->eh_size);
-  p->fragment.lsda = fragment->lsda ? dup_bytes(fragment->lsda, fragment->lsda_size) : NULL;
-  if (!p->fragment.eh || (fragment->lsda && !p->fragment.lsda)) {
-    reloc_unwind_free(&p->fragment);
-    return lp_fail("out of memory");
-  }
+  if (!copy_fragment(fragment, &p->fragment)) return lp_fail("out of memory");
   u->n++;
   return LP_OK;
 }
@@ -112,10 +116,8 @@ static pending *dup_fragments(const pending *v, size_t n) {
   pending *d = calloc(n ? n : 1, sizeof *d);
   for (size_t k = 0; d && k < n; k++) {
     d[k] = v[k];
-    d[k].fragment.eh = dup_bytes(v[k].fragment.eh, v[k].fragment.eh_size);
-    d[k].fragment.lsda = v[k].fragment.lsda ? dup_bytes(v[k].fragment.lsda, v[k].fragment.lsda_size) : NULL;
-    if (!d[k].fragment.eh || (v[k].fragment.lsda && !d[k].fragment.lsda)) {
-      free_fragments(d, k + 1);
+    if (!copy_fragment(&v[k].fragment, &d[k].fragment)) {
+      free_fragments(d, k);
       return NULL;
     }
   }
