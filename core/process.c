@@ -762,7 +762,8 @@ static lp_status child_unwinder(process *p) {
 
 lp_status process_remap(core_session *s, process *p, pid_t tid) {
   p->remap = false;
-  LP_CHECK(child_unwinder(p));
+  if (child_unwinder(p) != LP_OK) /* its counts are still its own */
+    fprintf(stderr, "lazyprobe: process %d: its unwinder not set up: %s\n", (int)p->pid, lp_error());
   int64_t fd, ret;
   LP_CHECK(open_counters_in_target(s, p, tid, p->scratch, &fd));
   lp_status st = LP_OK;
