@@ -20,7 +20,13 @@
  * no object spans the room where later copies go (a C++ program with
  * libstdc++ instrumented too lost __cxa_throw's copy at its second throw:
  * the first object held copies of the program and of libstdc++, the second
- * too, and spanned the first's). */
+ * too, and spanned the first's).
+ *
+ * What each object registered is kept: a fork child may lack an object (the
+ * parent registered it after the fork, before the tracer saw the fork) or
+ * may have lost one (a thread of the parent was moving it between libgcc's
+ * lists under its lock): such objects are registered again in the child,
+ * each as it was (core_unwind_fork). */
 #include "unwind.h"
 
 #include <stdbool.h>
@@ -48,20 +54,14 @@ typedef struct registered {
 struct core_unwind {
   pending *v;
   size_t n, cap;
-  registered *objects; /* by start; disjoint */
+  registered *objects; /* by start; no two interleave (one registered again in a fork
+                          child repeats its span exactly) */
   size_t nobjects, capobjects;
 };
 
 lp_status core_unwind_new(core_unwind **out) {
   *out = calloc(1, sizeof **out);
   return *out ? LP_OK : lp_fail("out of memory");
-}
-
-/* Forgets the first N pending fragments (those added since stay pending). */
-static void forget(core_unwind *u, size_t n) {
-  for (size_t k = 0; k < n; k++) reloc_unwind_free(&u->v[k].fragment);
-  memmove(u->v, u->v + n, (u->n - n) * sizeof *u->v);
-  u->n -= n;
 }
 
 static void free_fragments(pending *v, size_t n) {
@@ -71,8 +71,7 @@ static void free_fragments(pending *v, size_t n) {
 
 void core_unwind_free(core_unwind *u) {
   if (!u) return;
-  forget(u, u->n);
-  free(u->v);
+  free_fragments(u->v, u->n);
   for (size_t k = 0; k < u->nobjects; k++) free_fragments(u->objects[k].fragments, u->objects[k].n);
   free(u->objects);
   free(u);
