@@ -209,11 +209,33 @@ static uint64_t find_symbol(const module_file *f, const char *name) {
   return 0;
 }
 
+/* Whether a call to TARGET in MODULE calls pthread_mutex_lock: the function
+ * itself (linked in, under one of glibc's names for it) or its PLT stub
+ * (`jmp *slot(%rip)`, after an endbr64 in .plt.sec). */
+static bool calls_mutex_lock(const core_module *module, uint64_t target) {
+  const core_function *fn = core_module_function_at(module, target);
+  if (fn && fn->addr == target && strstr(fn->name, "pthread_mutex_lock")) return true;
+  size_t avail;
+  const uint8_t *code = core_module_code(module, target, &avail);
+  x64_insn in = {0};
+  for (size_t at = 0; code && at < avail && at < 8;) {
+    if (!x64_decode(code + at, avail - at, target + at, &in)) return false;
+    if (in.flow != X64_FLOW_NEXT) break;
+    at += in.len; /* endbr64 */
+  }
+  if (in.flow != X64_FLOW_JMP_INDIRECT || !in.rip_relative) return false;
+  for (size_t k = 0; k < module->nplt_slots; k++)
+    if (module->plt_slots[k].got == in.rip_target && !strcmp(module->plt_slots[k].name, "pthread_mutex_lock"))
+      return true;
+  return false;
+}
+
 /* The lock of libgcc's list of registered objects, up to gcc 12 a pthread
  * mutex: __register_frame_info_bases (at ADDR in MODULE's file) loads its
- * address for pthread_mutex_lock with `lea m(%rip), %rdi` (48 8d 3d) just
- * before the call.  0 when not found (another unwinder, gcc 13's lock-free
- * list). */
+ * address with `lea m(%rip), %rdi` (48 8d 3d) just before it calls
+ * pthread_mutex_lock.  0 when not found (another unwinder; gcc 13's
+ * lock-free list, whose structure must not be taken for a mutex: a fork
+ * child's lock is written over). */
 static uint64_t registry_lock(const core_module *module, uint64_t addr) {
   size_t avail;
   const uint8_t *code = core_module_code(module, addr, &avail);
@@ -223,7 +245,7 @@ static uint64_t registry_lock(const core_module *module, uint64_t addr) {
   for (size_t at = 0; at < avail;) {
     x64_insn in;
     if (!x64_decode(code + at, avail - at, addr + at, &in)) return 0;
-    if (in.flow == X64_FLOW_CALL || in.flow == X64_FLOW_CALL_INDIRECT) return lea_target;
+    if (in.flow == X64_FLOW_CALL) return lea_target && calls_mutex_lock(module, in.target) ? lea_target : 0;
     if (in.flow != X64_FLOW_NEXT && in.flow != X64_FLOW_JCC) return 0;
     bool lea_rdi = in.len == 7 && in.bytes[0] == 0x48 && in.bytes[1] == 0x8d && in.bytes[2] == 0x3d;
     lea_target = lea_rdi ? in.rip_target : 0;
