@@ -691,6 +691,33 @@ lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch
   return LP_OK;
 }
 
+/* A fork child's unwinder (P, not run yet), as its memory has it: the room
+ * for registered information exists if its parent had it at the fork, the
+ * break at its lookup is there if its parent's was armed at the fork (the
+ * parent may have disarmed it since), what its memory has not registered of
+ * FROM's (its parent's registry) it registers when it first unwinds, and its
+ * lock, taken by every lookup once objects are registered (a program that
+ * registers none takes none), is released if a thread of the parent held it
+ * at the fork: the child has no such thread, and its first throw would wait
+ * for ever.  Fails only when out of memory (a target that does not answer
+ * leaves the state its parent had, and one line says so). */
+static lp_status child_unwinder(process *p, const core_unwind *from) {
+  int32_t held = 0;
+  uint8_t byte;
+  if (p->eh_data.size && core_mem_read(&p->target, p->eh_data.base, &byte, 1) != LP_OK)
+    p->eh_data = (shm_arena){0, 0, 0}; /* its parent mapped it after the fork */
+  if (p->registry_lock && core_mem_read(&p->target, p->registry_lock, &held, sizeof held) != LP_OK) held = 1;
+  LP_CHECK(from ? core_unwind_fork(from, &p->target, held != 0, &p->unwind) : core_unwind_new(&p->unwind));
+  if (!p->find_fde) return LP_OK;
+  static const uint8_t unlocked[sizeof(pthread_mutex_t)]; /* PTHREAD_MUTEX_INITIALIZER */
+  lp_status st = core_mem_read(&p->target, p->find_fde, &byte, 1);
+  if (st == LP_OK) p->find_fde_armed = byte == INT3; /* find_fde_byte is the parent's, set when it armed */
+  if (st == LP_OK && held) st = core_mem_write(&p->target, p->registry_lock, unlocked, sizeof unlocked);
+  if (st == LP_OK) st = process_arm_unwinder(p); /* for what it must register again */
+  if (st != LP_OK) fprintf(stderr, "lazyprobe: process %d: its unwinder not set up: %s\n", (int)p->pid, lp_error());
+  return LP_OK;
+}
+
 lp_status process_fork(core_session *s, const process *parent, pid_t pid, process **out) {
   process *p = calloc(1, sizeof *p);
   if (!p) return lp_fail("out of memory");
@@ -743,13 +770,7 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
     st = core_target_open(pid, &p->target);
   }
   if (st == LP_OK) st = shm_counters_fork(&parent->counters, s->opt.outdir_fd, s->opt.outdir, pid, &p->counters);
-  /* what its memory has not registered, the child registers when it first unwinds */
-  int32_t held = 0; /* the unwinder's lock, at the fork (child_unwinder releases it) */
-  if (st == LP_OK && p->registry_lock && core_mem_read(&p->target, p->registry_lock, &held, sizeof held) != LP_OK)
-    held = 1;
-  if (st == LP_OK)
-    st = parent->unwind ? core_unwind_fork(parent->unwind, &p->target, held != 0, &p->unwind)
-                        : core_unwind_new(&p->unwind);
+  if (st == LP_OK) st = child_unwinder(p, parent->unwind);
   if (st == LP_OK) st = core_perfmap_open(pid, NULL, &p->perfmap);
   if (st == LP_OK) st = core_perfmap_inherit(&p->perfmap, parent->pid, NULL);
   if (st != LP_OK) {
@@ -761,31 +782,8 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   return LP_OK;
 }
 
-/* A fork child's unwinder, as its memory has it: the room for registered
- * information exists if its parent had it at the fork, the break at its
- * lookup is there if its parent's was armed at the fork (the parent may
- * have disarmed it since), and its lock, taken by every lookup once objects are
- * registered (a program that registers none takes none), is released if a
- * thread of the parent held it at the fork: the child has no such thread,
- * and its first throw would wait for ever. */
-static lp_status child_unwinder(process *p) {
-  uint8_t byte;
-  if (p->eh_data.size && core_mem_read(&p->target, p->eh_data.base, &byte, 1) != LP_OK)
-    p->eh_data = (shm_arena){0, 0, 0}; /* its parent mapped it after the fork */
-  if (!p->find_fde) return LP_OK;
-  LP_CHECK(core_mem_read(&p->target, p->find_fde, &byte, 1));
-  p->find_fde_armed = byte == INT3; /* find_fde_byte is the parent's, set when it armed */
-  int32_t held = 0;
-  if (p->registry_lock) LP_CHECK(core_mem_read(&p->target, p->registry_lock, &held, sizeof held));
-  static const uint8_t unlocked[sizeof(pthread_mutex_t)]; /* PTHREAD_MUTEX_INITIALIZER */
-  if (held) LP_CHECK(core_mem_write(&p->target, p->registry_lock, unlocked, sizeof unlocked));
-  return process_arm_unwinder(p); /* for what it must register again */
-}
-
 lp_status process_remap(core_session *s, process *p, pid_t tid) {
   p->remap = false;
-  if (child_unwinder(p) != LP_OK) /* its counts are still its own */
-    fprintf(stderr, "lazyprobe: process %d: its unwinder not set up: %s\n", (int)p->pid, lp_error());
   int64_t fd, ret;
   LP_CHECK(open_counters_in_target(s, p, tid, p->scratch, &fd));
   lp_status st = LP_OK;
