@@ -14,11 +14,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -405,13 +408,32 @@ static int cmd_collectors(void) {
   return 0;
 }
 
+/* lazyprobe's heap on transparent huge pages.  Its memory is a few tens of
+ * MB of plans, tables and the reports' arrays, touched once or twice each, and
+ * every 4 KB page touched first costs a page fault: 10-15 us each on this
+ * project's virtual machines (docs/PERFORMANCE.md, session 19), a third of
+ * sqlite's report and a fifth of its tracer.  The heap is grown by HEAP_PAD at
+ * once (glibc's top pad), then advised as huge pages: one fault per 2 MB.
+ * Big blocks come from the heap too (glibc refuses a threshold above 32 MB),
+ * and freed memory is kept for the next function's plan rather than given
+ * back and faulted in again.  Growth beyond the pad is on small pages. */
+#define HEAP_PAD (128 << 20)
+#define HUGE_PAGE (2 << 20)
+
+static void heap_on_huge_pages(void) {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, INT_MAX);
+  mallopt(M_TOP_PAD, HEAP_PAD);
+  uintptr_t lo = (uintptr_t)sbrk(0);
+  void *volatile grow = malloc(1); /* volatile: a malloc freed at once may be left out */
+  free(grow);
+  uintptr_t hi = (uintptr_t)sbrk(0);
+  uintptr_t from = (lo + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+  if (hi > from) madvise((void *)from, hi - from, MADV_HUGEPAGE); /* advice: may fail, nothing lost */
+}
+
 int main(int argc, char **argv) {
-  /* The tracer plans function after function with arrays of the same sizes:
-   * keep freed memory for the next one rather than unmap it and fault it in
-   * again (sqlite: minor faults 4960 -> 3740, munmap 17 -> 6, tracer -5 to -8 ms
-   * in paired runs, docs/PERFORMANCE.md). */
-  mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  heap_on_huge_pages();
   if (argc < 2) {
     fputs(usage, stderr);
     return EXIT_USAGE;
