@@ -451,8 +451,12 @@ static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, 
   bool block_slots = s->opt.probes & (SHM_PROBE_BLOCKS_COUNT | SHM_PROBE_BLOCKS_COVER);
   bool call_slots = s->opt.probes & SHM_PROBE_CALLS;
   uint64_t bias = m->bias;
+  size_t most = info->nblocks > info->nedges ? info->nblocks : info->nedges;
+  if (info->ncalls > most) most = info->ncalls;
+  void *table = malloc((most ? most : 1) * sizeof(union {shm_block b; shm_edge e; shm_call c;}));
+  if (!table) return lp_fail("out of memory");
   const reloc_block *blocks = reloc_blocks(plan);
-  shm_block *sb = shm_blocks(c) + r.first_block;
+  shm_block *sb = table;
   uint32_t sides = 0; /* under arcs, the side entries' counters, in block order */
   for (size_t b = 0; b < info->nblocks; b++) {
     uint32_t slot = block_slots ? r.slot + (uint32_t)(info->block_slot + b) : SHM_NONE;
@@ -469,19 +473,24 @@ static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, 
                         blocks[b].idom,
                         counted_side ? r.slot + (uint32_t)info->side_slot + sides++ : SHM_NONE};
   }
+  lp_status st = shm_put_blocks(c, r.first_block, sb, info->nblocks);
   const reloc_edge *edges = reloc_edges(plan);
-  shm_edge *se = shm_edges(c) + r.first_edge;
+  shm_edge *se = table;
   uint32_t counted = 0;
   for (size_t e = 0; e < info->nedges; e++)
     se[e] = (shm_edge){edges[e].branch - bias, edges[e].target ? edges[e].target - bias : 0,
                        edges[e].from, edges[e].to == RELOC_EXIT ? SHM_NONE : edges[e].to,
                        edges[e].counted ? r.slot + (uint32_t)info->edge_slot + counted++ : SHM_NONE,
                        edges[e].kind, {0}};
+  if (st == LP_OK) st = shm_put_edges(c, r.first_edge, se, info->nedges);
   const reloc_call *calls = reloc_calls(plan);
-  shm_call *sc = shm_calls(c) + r.first_call;
+  shm_call *sc = table;
   for (size_t k = 0; k < info->ncalls; k++)
     sc[k] = (shm_call){calls[k].site - bias, calls[k].target ? calls[k].target - bias : 0,
                        call_slots ? r.slot + (uint32_t)(info->call_slot + k) : SHM_NONE, 0};
+  if (st == LP_OK) st = shm_put_calls(c, r.first_call, sc, info->ncalls);
+  free(table);
+  LP_CHECK(st);
   sf->first_block = r.first_block;
   sf->nblocks = (uint32_t)info->nblocks;
   sf->first_edge = r.first_edge;
@@ -1273,13 +1282,16 @@ static lp_status retree(core_session *s, process *p, pmodule *m, long i) {
       shm_reserve(c, (uint32_t)info.ncounters, 0, (uint32_t)info.nedges, 0, &r) != LP_OK ||
       emit_second(p, m, i, plan, r.slot, &dest, &copy, &size) != LP_OK)
     goto out;
-  shm_edge *second = shm_edges(c) + r.first_edge;
+  shm_edge *second = malloc((info.nedges ? info.nedges : 1) * sizeof *second);
+  if (!second) goto out;
   uint32_t counted = 0;
   for (size_t e = 0; e < info.nedges; e++) {
     second[e] = first[e];
     second[e].slot = re[e].counted ? r.slot + (uint32_t)info.edge_slot + counted++ : SHM_NONE;
   }
-  if ((st = core_mem_write(&p->target, dest, copy, size)) != LP_OK) goto out;
+  st = shm_put_edges(c, r.first_edge, second, info.nedges);
+  free(second);
+  if (st != LP_OK || (st = core_mem_write(&p->target, dest, copy, size)) != LP_OK) goto out;
   sf->retree_edge = r.first_edge;
   __atomic_store_n(&sf->retree_slot, r.slot, __ATOMIC_RELEASE); /* last: its graph is complete */
   st = install_second(p, m, i, dest);

@@ -345,6 +345,30 @@ lp_status shm_reserve(shm_counters *c, uint32_t nslots, uint32_t nblocks, uint32
   return LP_OK;
 }
 
+static lp_status put(shm_counters *c, uint64_t off, const void *bytes, size_t n) {
+  if (off + n > c->size) return lp_fail("counters file: a table written past its end");
+  const uint8_t *b = bytes;
+  while (n > 0) {
+    ssize_t w = pwrite(c->fd, b, n, (off_t)off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return lp_fail("counters file: %s", w < 0 ? strerror(errno) : "short write");
+    b += w, off += (uint64_t)w, n -= (size_t)w;
+  }
+  return LP_OK;
+}
+
+lp_status shm_put_blocks(shm_counters *c, uint32_t first, const shm_block *blocks, size_t n) {
+  return put(c, c->header->blocks_off + (uint64_t)first * sizeof *blocks, blocks, n * sizeof *blocks);
+}
+
+lp_status shm_put_edges(shm_counters *c, uint32_t first, const shm_edge *edges, size_t n) {
+  return put(c, c->header->edges_off + (uint64_t)first * sizeof *edges, edges, n * sizeof *edges);
+}
+
+lp_status shm_put_calls(shm_counters *c, uint32_t first, const shm_call *calls, size_t n) {
+  return put(c, c->header->calls_off + (uint64_t)first * sizeof *calls, calls, n * sizeof *calls);
+}
+
 void shm_set_state(shm_counters *c, uint32_t function, enum shm_state state, const char *note) {
   shm_function *f = &shm_functions(c)[function];
   f->state = state;

@@ -267,6 +267,15 @@ typedef struct shm_reservation {
 lp_status shm_reserve(shm_counters *c, uint32_t nslots, uint32_t nblocks, uint32_t nedges,
                       uint32_t ncalls, shm_reservation *out);
 
+/* Writes N table entries at index FIRST of the blocks, edges or calls table
+ * (reserved by shm_reserve) with pwrite: a store through the mapping faulted
+ * in each new page of the tables, 10-15 us a page on this project's virtual
+ * machines (docs/PERFORMANCE.md, session 19); the mapping reads what was
+ * written. */
+lp_status shm_put_blocks(shm_counters *c, uint32_t first, const shm_block *blocks, size_t n);
+lp_status shm_put_edges(shm_counters *c, uint32_t first, const shm_edge *edges, size_t n);
+lp_status shm_put_calls(shm_counters *c, uint32_t first, const shm_call *calls, size_t n);
+
 /* Records why a function is in its state (appended to the notes area). */
 void shm_set_state(shm_counters *c, uint32_t function, enum shm_state state, const char *note);
 
