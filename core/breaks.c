@@ -438,6 +438,16 @@ static bool stripping(const core_session *s) {
 /* Reserves the function's slots and writes its graph into the counters file,
  * once per file (a fork child's file starts as a copy of its parent's).  The
  * slot layout is reloc.h's: entry, blocks, counted edges, calls. */
+/* The slot of block B of a copy (BLOCKS, INFO) whose slots start at BASE:
+ * its probe's, the entry's, or SHM_NONE (no block probes, or dominated). */
+static uint32_t block_slot(const core_session *s, const reloc_block *blocks, size_t b, uint32_t base,
+                           const reloc_info *info) {
+  if (blocks[b].cover == RELOC_COVER_ENTRY) return base;
+  if (blocks[b].cover == RELOC_COVER_DOMINATED) return SHM_NONE;
+  bool block_slots = s->opt.probes & (SHM_PROBE_BLOCKS_COUNT | SHM_PROBE_BLOCKS_COVER);
+  return block_slots ? base + (uint32_t)(info->block_slot + b) : SHM_NONE;
+}
+
 static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, const reloc_plan *plan,
                                const reloc_info *info) {
   shm_counters *c = &p->counters;
@@ -448,7 +458,6 @@ static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, 
   LP_CHECK(shm_reserve(c, (uint32_t)info->ncounters + calls_slot, (uint32_t)info->nblocks, (uint32_t)info->nedges,
                        (uint32_t)info->ncalls, &r));
   if (calls_slot) m->fns[i].calls_slot = r.slot + (uint32_t)info->ncounters;
-  bool block_slots = s->opt.probes & (SHM_PROBE_BLOCKS_COUNT | SHM_PROBE_BLOCKS_COVER);
   bool call_slots = s->opt.probes & SHM_PROBE_CALLS;
   uint64_t bias = m->bias;
   size_t most = info->nblocks > info->nedges ? info->nblocks : info->nedges;
@@ -459,9 +468,7 @@ static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, 
   shm_block *sb = table;
   uint32_t sides = 0; /* under arcs, the side entries' counters, in block order */
   for (size_t b = 0; b < info->nblocks; b++) {
-    uint32_t slot = block_slots ? r.slot + (uint32_t)(info->block_slot + b) : SHM_NONE;
-    if (blocks[b].cover == RELOC_COVER_ENTRY) slot = r.slot;
-    else if (blocks[b].cover == RELOC_COVER_DOMINATED) slot = SHM_NONE;
+    uint32_t slot = block_slot(s, blocks, b, r.slot, info);
     bool counted_side = blocks[b].entered && (s->opt.probes & SHM_PROBE_ARCS);
     sb[b] = (shm_block){blocks[b].addr - bias,
                         blocks[b].size,
@@ -526,16 +533,18 @@ static lp_status remember(process *p, uint64_t addr, uint32_t slot, uint64_t the
  * first copy, while stripping: a count on every call of a function called
  * from several threads at once would cost more than the NOP). */
 static lp_status remember_cover_probes(core_session *s, process *p, const pmodule *m, long i,
-                                       const reloc_plan *plan, size_t nblocks, uint64_t dest, bool count_calls) {
+                                       const reloc_plan *plan, const reloc_info *info, uint64_t dest,
+                                       bool count_calls) {
   if (!breaks_sweeping(s)) return LP_OK;
   const shm_function *sf = &shm_functions(&p->counters)[m->first + i];
   uint32_t calls = count_calls ? m->fns[i].calls_slot : 0;
   int64_t off = reloc_entry_probe_offset(plan);
   if (off >= 0) LP_CHECK(remember(p, dest + (uint64_t)off, sf->slot, calls ? m->slots + 8 * (uint64_t)calls : 0));
-  const shm_block *blocks = shm_blocks(&p->counters) + sf->first_block;
-  for (size_t b = 0; b < nblocks; b++) {
+  const reloc_block *blocks = reloc_blocks(plan); /* not the file's: its pages were never read */
+  for (size_t b = 0; b < info->nblocks; b++) {
     off = reloc_cover_probe_offset(plan, b);
-    if (off >= 0 && blocks[b].slot != SHM_NONE) LP_CHECK(remember(p, dest + (uint64_t)off, blocks[b].slot, 0));
+    uint32_t slot = block_slot(s, blocks, b, sf->slot, info);
+    if (off >= 0 && slot != SHM_NONE) LP_CHECK(remember(p, dest + (uint64_t)off, slot, 0));
   }
   return LP_OK;
 }
@@ -1053,7 +1062,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
     return leave_native(s, p, m, i, lp_error());
   }
   side_offsets(m, i, plan);
-  lp_status st = remember_cover_probes(s, p, m, i, plan, info.nblocks, dest, true);
+  lp_status st = remember_cover_probes(s, p, m, i, plan, &info, dest, true);
   for (size_t k = 0; k < nresume; k++) {
     int64_t off = reloc_resume_offset(plan, resume[k].orig, resume[k].after_call);
     resume[k].copy = off >= 0 ? dest + (uint64_t)off : 0;
@@ -1359,7 +1368,7 @@ static lp_status strip(core_session *s, process *p, pmodule *m, long i) {
   }
   if (emit_second(p, m, i, k->plan, sf->slot, &dest, &copy, &size) != LP_OK) goto out;
   if ((st = core_mem_write(&p->target, dest, copy, size)) != LP_OK ||
-      (st = remember_cover_probes(s, p, m, i, k->plan, k->info.nblocks, dest, false)) != LP_OK)
+      (st = remember_cover_probes(s, p, m, i, k->plan, &k->info, dest, false)) != LP_OK)
     goto out;
   st = install_second(p, m, i, dest);
   s->stats.stripped++;
