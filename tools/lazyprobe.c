@@ -414,22 +414,27 @@ static int cmd_collectors(void) {
  * project's virtual machines (docs/PERFORMANCE.md, session 19), a third of
  * sqlite's report and a fifth of its tracer.  The heap is grown by HEAP_PAD at
  * once (glibc's top pad), then advised as huge pages: one fault per 2 MB.
- * Big blocks come from the heap too (glibc refuses a threshold above 32 MB),
- * and freed memory is kept for the next function's plan rather than given
- * back and faulted in again.  Growth beyond the pad is on small pages. */
+ * Below the heap's first 2 MB boundary no huge page fits (the heap starts
+ * anywhere): one block that nothing touches takes that part, so that what is
+ * used lies above it.  Big blocks come from the heap too (glibc refuses a
+ * threshold above 32 MB), and freed memory is kept for the next function's
+ * plan rather than given back and faulted in again.  Growth beyond the pad is
+ * on small pages. */
 #define HEAP_PAD (128 << 20)
 #define HUGE_PAGE (2 << 20)
+
+static void *below_huge_pages; /* the block under the first 2 MB boundary, never used */
 
 static void heap_on_huge_pages(void) {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, INT_MAX);
   mallopt(M_TOP_PAD, HEAP_PAD);
-  uintptr_t lo = (uintptr_t)sbrk(0);
-  void *volatile grow = malloc(1); /* volatile: a malloc freed at once may be left out */
-  free(grow);
-  uintptr_t hi = (uintptr_t)sbrk(0);
-  uintptr_t from = (lo + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-  if (hi > from) madvise((void *)from, hi - from, MADV_HUGEPAGE); /* advice: may fail, nothing lost */
+  void *first = malloc(1); /* grows the heap by the pad */
+  uintptr_t at = (uintptr_t)first, end = (uintptr_t)sbrk(0);
+  uintptr_t from = (at + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+  if (first && end > from && madvise((void *)from, end - from, MADV_HUGEPAGE) == 0 && from - at > 64)
+    below_huge_pages = malloc(from - at - 64); /* its end lands just below FROM */
+  free(first);
 }
 
 int main(int argc, char **argv) {
