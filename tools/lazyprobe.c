@@ -417,17 +417,16 @@ static int cmd_collectors(void) {
  * once (glibc's top pad), then advised as huge pages: one fault per 2 MB.
  * Below the heap's first 2 MB boundary no huge page fits (the heap starts
  * anywhere): one block that nothing touches takes that part, so that what is
- * used lies above it.  Big blocks come from the heap too (glibc refuses a
- * threshold above 32 MB), and freed memory is kept for the next function's
- * plan rather than given back and faulted in again.  Growth beyond the pad is
- * on small pages. */
+ * used lies above it.  Blocks up to 64 MB come from the heap too, and freed
+ * memory is kept for the next function's plan rather than given back and
+ * faulted in again.  Growth beyond the pad is on small pages. */
 #define HEAP_PAD (128 << 20)
 #define HUGE_PAGE (2 << 20)
 
 static void *below_huge_pages; /* the block under the first 2 MB boundary, never used */
 
 static void heap_on_huge_pages(void) {
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, INT_MAX);
   mallopt(M_TOP_PAD, HEAP_PAD);
   void *first = malloc(1); /* grows the heap by the pad */
