@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """lazyprobe's coverage and arcs collectors against their peers (benchmarks, not tests).
 
-    bench/collectors.py [--rounds N] [--lazyprobe PATH] [--json FILE] [--timeout S] [only...]
+    bench/collectors.py [--rounds N] [--lazyprobe PATH] [--json FILE] [--timeout S] [--pin CPU] [only...]
 
 Workloads (default: all), built by bench/build-collectors.sh from Debian's sources
 (bench/get-src.sh) with gcc -O2 -g -fno-reorder-blocks-and-partition -Wl,--emit-relocs:
@@ -21,6 +21,10 @@ Variants, interleaved round by round (native first, the others in an order rotat
   both optimized with -reorder-blocks=ext-tsp -reorder-functions=hfsort -split-functions
   -split-all-cold -dyno-stats (+ -report-stale, which only prints).
 
+The report's first line gives each vCPU's speed on one fixed loop, at the start and at the end:
+on a shared virtual machine one vCPU can run half as fast as the other for minutes, and a variant
+that landed on the slow one then looks that much worse. --pin CPU runs every variant on that one
+CPU (lazyprobe's tracer then shares it with the program, which costs lazyprobe, not the peers).
 CPU time = user+sys from wait4 (for lazyprobe: tracer + tracee). Per round a ratio
 variant/native of the same round; the table gives the median with min and max, plus the medians
 of the per-round ratios arcs/gcov and bolt-arcs/bolt-own. An untimed warm-up round checks every
@@ -271,8 +275,16 @@ def main():
                          "rebuild during the run cannot mix two builds")
     ap.add_argument("--probes-only", action="store_true",
                     help="only build, count the probes (probecount + probeplan) and print that table")
+    ap.add_argument("--pin", type=int, metavar="CPU",
+                    help="run every variant on that one CPU (lazyprobe's tracer shares it with the "
+                         "program): for a machine whose vCPUs run at different speeds (see the vCPU "
+                         "line of the report)")
     ap.add_argument("only", nargs="*", help="workloads: %s (default all)" % " ".join(ALL))
     a = ap.parse_args()
+    cpus = os.sched_getaffinity(0)
+    speeds_all = R.vcpu_speeds(cpus)
+    if a.pin is not None:
+        os.sched_setaffinity(0, {a.pin})
     only = a.only or ALL
     if any(w not in ALL for w in only):
         ap.error("workloads: %s" % " ".join(ALL))
@@ -382,6 +394,7 @@ def main():
     if lp and lp_id() != lp_at_start:
         failures[("lazyprobe", "binary")] = "%s CHANGED during the run: the figures mix two builds; run again" % lp
         log("collectors.py: WARNING: " + failures[("lazyprobe", "binary")])
+    info["vcpu"] = {"start": speeds_all, "end": R.vcpu_speeds(cpus), "pin": a.pin}
     report(a, lp, commit, Wd, res, failures, info, time.time() - t_start)
 
 
@@ -455,6 +468,12 @@ def report(a, lp, commit, Wd, res, failures, info, elapsed):
     if lp:
         print("lazyprobe: %s (built %s); tree at %s" % (
             lp, time.strftime("%Y-%m-%d %H:%M", time.localtime(os.path.getmtime(lp))), commit))
+        print()
+    v = info.get("vcpu")
+    if v:
+        print("vCPU speed, CPU s of one fixed loop: %s at the start, %s at the end; %s." % (
+            R.vcpu_line(v["start"]), R.vcpu_line(v["end"]),
+            "every variant ran on cpu%d (--pin)" % v["pin"] if v["pin"] is not None else "variants not pinned"))
         print()
     print("CPU time (user+sys) ratio to native, median of per-round ratios [min–max]; native median CPU s.")
     print()

@@ -159,6 +159,31 @@ def run(cmd, tag, env=None, timeout=300):
     }
 
 
+def vcpu_speeds(cpus, loops=10_000_000):
+    """CPU seconds of one fixed Python loop on each of CPUS, in order. The
+    vCPUs of a shared virtual machine can differ by half at times (2026-11-27: 1.4 s against
+    0.9 s for the same native Lua run): a ratio between runs that landed on different vCPUs
+    then measures the host, not the variants."""
+    out = []
+    for c in sorted(cpus):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.sched_setaffinity(0, {c})
+                x = 0
+                for i in range(loops):
+                    x += i
+            finally:
+                os._exit(0)
+        _, _, ru = os.wait4(pid, 0)
+        out.append((c, ru.ru_utime + ru.ru_stime))
+    return out
+
+
+def vcpu_line(speeds):
+    return ", ".join("cpu%d %.3f s" % (c, t) for c, t in speeds)
+
+
 STATS_RE = re.compile(rb"lazyprobe: stats:(.*)")
 
 
