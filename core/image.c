@@ -41,7 +41,8 @@ static bool mappable(const Elf64_Phdr *ph, int n, int i) {
 }
 
 /* Segment S's file bytes into the span at BYTES (link-time address BASE);
- * the rest of its last page stays zero, as the loader leaves it. */
+ * the rest of its first and last pages stays zero (the loader leaves the
+ * file's bytes before it, the ELF header say, where no segment lies). */
 static lp_status place(int fd, const Elf64_Phdr *ph, int n, int s, uint8_t *bytes, uint64_t base,
                        const char *path) {
   const Elf64_Phdr *seg = &ph[s];
@@ -54,6 +55,7 @@ static lp_status place(int fd, const Elf64_Phdr *ph, int n, int s, uint8_t *byte
   void *at = mmap(bytes + (page - base), end - page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
                   (off_t)page_down(seg->p_offset));
   if (at == MAP_FAILED) return lp_fail("%s: mmap: %s", path, strerror(errno));
+  if (seg->p_vaddr > page) memset(bytes + (page - base), 0, seg->p_vaddr - page);
   if (end & (PAGE - 1)) memset(bytes + (end - base), 0, page_up(end) - end);
   return LP_OK;
 }

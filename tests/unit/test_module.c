@@ -3,7 +3,10 @@
  * the system gcc (-O0/-O2, PIE/non-PIE, stripped copies) are compared with what
  * binutils' readelf says about their symbols, sections and FDEs; error cases
  * are checked for their one-line message; /bin/ls stands for a stripped Debian
- * binary.  Also unit-tests the .eh_frame parser (eh_frame.c) on crafted bytes.
+ * binary.  Also unit-tests the .eh_frame parser (eh_frame.c) on crafted bytes,
+ * and core/image.c's layout of a file's segments against one read here with
+ * pread, segment by segment, zero elsewhere (as the ELF specification puts
+ * them), for mapped segments, read ones and a truncated file.
  * Runs with no arguments; prints each failure; exit status 0 when all pass. */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -13,7 +16,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <elf.h>
+#include <fcntl.h>
+
 #include "eh_frame.h"
+#include "image.h"
 #include "module.h"
 #include "unit.h"
 
@@ -610,6 +617,101 @@ static void test_bin_ls(void) {
 }
 /* }=== */
 
+/* {=== a module's image (core/image.c) ===*/
+
+/* What core_image_load should give for PATH: each PT_LOAD's file bytes at its
+ * address minus the lowest one's page, zero everywhere else.  False when
+ * PATH cannot be read as an ELF64 file. */
+static bool expected_image(const char *path, uint64_t *base, size_t *size, uint8_t **bytes) {
+  int fd = open(path, O_RDONLY);
+  Elf64_Ehdr eh;
+  if (fd < 0 || pread(fd, &eh, sizeof eh, 0) != sizeof eh) return false;
+  Elf64_Phdr *ph = calloc(eh.e_phnum, sizeof *ph);
+  if (!ph || pread(fd, ph, eh.e_phnum * sizeof *ph, (off_t)eh.e_phoff) != (ssize_t)(eh.e_phnum * sizeof *ph)) abort();
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (int i = 0; i < eh.e_phnum; i++)
+    if (ph[i].p_type == PT_LOAD) {
+      if (ph[i].p_vaddr < lo) lo = ph[i].p_vaddr;
+      if (ph[i].p_vaddr + ph[i].p_memsz > hi) hi = ph[i].p_vaddr + ph[i].p_memsz;
+    }
+  *base = lo & ~(uint64_t)4095;
+  *size = ((hi + 4095) & ~(uint64_t)4095) - *base;
+  *bytes = calloc(1, *size);
+  for (int i = 0; i < eh.e_phnum; i++)
+    if (ph[i].p_type == PT_LOAD &&
+        pread(fd, *bytes + (ph[i].p_vaddr - *base), ph[i].p_filesz, (off_t)ph[i].p_offset) != (ssize_t)ph[i].p_filesz)
+      abort();
+  free(ph);
+  close(fd);
+  return true;
+}
+
+static void check_image(const char *path) {
+  uint64_t base;
+  size_t size;
+  uint8_t *want;
+  if (!expected_image(path, &base, &size, &want)) {
+    printf("note: %s unreadable, skipped\n", path);
+    return;
+  }
+  core_image im;
+  lp_status st = core_image_load(path, &im);
+  CHECK(st == LP_OK, "%s: %s", path, lp_error());
+  if (st == LP_OK) {
+    CHECK(im.base == base && im.size == size, "%s: image at 0x%" PRIx64 " + 0x%zx, want 0x%" PRIx64 " + 0x%zx", path,
+          im.base, im.size, base, size);
+    size_t at = 0;
+    while (at < size && at < im.size && im.bytes[at] == want[at]) at++;
+    CHECK(at == size, "%s: first differing byte at 0x%" PRIx64, path, base + at);
+    core_image_free(&im);
+  }
+  free(want);
+}
+
+/* PATH's first PT_LOAD moved one byte up in the address space: its offset
+ * and address then disagree within a page, and the segment is read. */
+static void shift_first_segment(const char *path) {
+  int fd = open(path, O_RDWR);
+  Elf64_Ehdr eh;
+  Elf64_Phdr ph;
+  if (fd < 0 || pread(fd, &eh, sizeof eh, 0) != sizeof eh) abort();
+  for (int i = 0; i < eh.e_phnum; i++) {
+    off_t at = (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph);
+    if (pread(fd, &ph, sizeof ph, at) != sizeof ph) abort();
+    if (ph.p_type != PT_LOAD) continue;
+    ph.p_vaddr += 1, ph.p_paddr += 1;
+    if (pwrite(fd, &ph, sizeof ph, at) != sizeof ph) abort();
+    break;
+  }
+  close(fd);
+}
+
+static void test_image(void) {
+  check_image("/bin/ls");
+  check_image("/lib/x86_64-linux-gnu/libc.so.6");
+  /* one RWX segment at an offset that is not a page's, data after its file bytes (.bss) */
+  const char *tiny = fmt("%s/tiny_bss", tmpdir), *src = fmt("%s/tiny_bss.c", tmpdir);
+  const char text[] = "int d = 5; const char r[5000] = \"x\"; int bss[3000];\n"
+                      "void _start(void) { __asm__ volatile(\"mov $60, %%eax; mov %0, %%edi; syscall\" :: "
+                      "\"r\"(d + r[0] + bss[5]) : \"rax\", \"rdi\"); }\n";
+  write_file(src, text, strlen(text));
+  if (sh(fmt("gcc -O2 -nostdlib -static -Wl,-N -Wl,--no-warn-rwx-segments -o '%s' '%s'", tiny, src)) == 0) {
+    check_image(tiny);
+    const char *shifted = fmt("%s/tiny_shifted", tmpdir);
+    sh(fmt("cp '%s' '%s'", tiny, shifted));
+    shift_first_segment(shifted);
+    check_image(shifted);
+  }
+  /* a file cut short of its segments: an error, not a SIGBUS when the image is read */
+  const char *cut = fmt("%s/ls_cut", tmpdir);
+  if (sh(fmt("head -c 40000 /bin/ls > '%s'", cut)) == 0) {
+    core_image im;
+    CHECK(core_image_load(cut, &im) != LP_OK, "a truncated file gave an image");
+  }
+}
+
+/* }=== */
+
 /* {=== the .eh_frame parser on crafted bytes ===*/
 
 typedef struct buf {
@@ -753,6 +855,7 @@ int main(void) {
   test_programs();
   test_parts();
   test_bin_ls();
+  test_image();
   if (getenv("KEEP_TMP")) { /* for debugging: leave the built programs */
     printf("test_module: kept %s\n", tmpdir);
   } else {
