@@ -435,9 +435,6 @@ static bool stripping(const core_session *s) {
   return (bits & SHM_PROBE_BLOCKS_COVER) && !(bits & (SHM_PROBE_BLOCKS_COUNT | SHM_PROBE_ARCS));
 }
 
-/* Reserves the function's slots and writes its graph into the counters file,
- * once per file (a fork child's file starts as a copy of its parent's).  The
- * slot layout is reloc.h's: entry, blocks, counted edges, calls. */
 /* The slot of block B of a copy (BLOCKS, INFO) whose slots start at BASE:
  * its probe's, the entry's, or SHM_NONE (no block probes, or dominated). */
 static uint32_t block_slot(const core_session *s, const reloc_block *blocks, size_t b, uint32_t base,
@@ -448,6 +445,17 @@ static uint32_t block_slot(const core_session *s, const reloc_block *blocks, siz
   return block_slots ? base + (uint32_t)(info->block_slot + b) : SHM_NONE;
 }
 
+/* One buffer holds a copy's blocks, then its edges, then its call sites, on
+ * their way into the counters file. */
+typedef union table_entry {
+  shm_block block;
+  shm_edge edge;
+  shm_call call;
+} table_entry;
+
+/* Reserves the function's slots and writes its graph into the counters file,
+ * once per file (a fork child's file starts as a copy of its parent's).  The
+ * slot layout is reloc.h's: entry, blocks, counted edges, calls. */
 static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, const reloc_plan *plan,
                                const reloc_info *info) {
   shm_counters *c = &p->counters;
@@ -462,7 +470,7 @@ static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, 
   uint64_t bias = m->bias;
   size_t most = info->nblocks > info->nedges ? info->nblocks : info->nedges;
   if (info->ncalls > most) most = info->ncalls;
-  void *table = malloc((most ? most : 1) * sizeof(union {shm_block b; shm_edge e; shm_call c;}));
+  void *table = malloc((most ? most : 1) * sizeof(table_entry));
   if (!table) return lp_fail("out of memory");
   const reloc_block *blocks = reloc_blocks(plan);
   shm_block *sb = table;

@@ -87,8 +87,10 @@ lp_status core_image_load(const char *path, core_image *out) {
     else out->bytes = span;
   }
   for (int i = 0; st == LP_OK && i < eh.e_phnum; i++)
-    if (ph[i].p_type == PT_LOAD && ph[i].p_filesz > 0) st = place(fd, ph, eh.e_phnum, i, out->bytes, out->base, path);
-  if (st == LP_OK && mprotect(out->bytes, out->size, PROT_READ) != 0) st = lp_fail("%s: mprotect: %s", path, strerror(errno));
+    if (ph[i].p_type == PT_LOAD && ph[i].p_filesz > 0)
+      st = place(fd, ph, eh.e_phnum, i, out->bytes, out->base, path);
+  if (st == LP_OK && mprotect(out->bytes, out->size, PROT_READ) != 0)
+    st = lp_fail("%s: mprotect: %s", path, strerror(errno));
   free(ph);
   close(fd);
   if (st != LP_OK) core_image_free(out);

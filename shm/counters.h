@@ -15,8 +15,10 @@
  *                                   only part the target maps, read-write, never
  *                                   executable; each probe updates one slot
  * The tables are sized generously and the file is sparse: untouched pages cost
- * nothing; lazyprobe writes their entries with pwrite (shm_put_blocks...); when its process ends, shm_counters_seal cuts them to what is used.  Everything a slot means is written before the copy that updates it
- * can run, so the file is complete at every moment. */
+ * nothing; lazyprobe writes their entries with pwrite (shm_put_blocks...);
+ * when its process ends, shm_counters_seal cuts them to what is used.
+ * Everything a slot means is written before the copy that updates it can
+ * run, so the file is complete at every moment. */
 #ifndef SHM_COUNTERS_H
 #define SHM_COUNTERS_H
 
