@@ -584,6 +584,36 @@ def test_exec_32bit(ctx):
     return [(name, probs)]
 
 
+def test_data_limit(ctx):
+    """procs/data_limit: lazyprobe and tests/real/limits.c under a data size
+    limit of 100 MB (`ulimit -d`, as some harnesses set): output and status
+    as natively, the counts exact.  lazyprobe grows its heap by 128 MB at
+    once for huge pages where no such limit stands; under one it said "out
+    of memory" and ran nothing (session 19)."""
+    name = 'procs/data_limit'
+    binary, err = build(ctx, 'limits', ['limits.c'], ['-O2'])
+    if err:
+        return [(name, [err])]
+    want = {'leaf': 300, 'mid': 100, 'main': 1}
+    syms = ctx.syms(binary)
+    if missing_syms(syms, want):
+        return [(name, ['not in symtab: %s' % missing_syms(syms, want)])]
+    limit = ['sh', '-c', 'ulimit -d 102400 && exec "$@"', 'sh']
+    nat = rt.run_proc(limit + [binary])
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    cmd = limit + [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', binary]
+    lp = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = same_as_native(nat, lp)
+    if nat[1] != b'sum 45750\n':
+        probs.append('native output %r' % nat[1])
+    calls = load_calls_safe(outdir, probs)
+    if calls is not None:
+        probs += count_problems(module_counts(calls, binary, syms, list(want)), want)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs)]
+
+
 def test_loader_direct(ctx):
     """procs/loader_direct: `lazyprobe run -- /lib64/ld-linux-x86-64.so.2
     /usr/bin/echo hi` (the loader run as the program, loading another):
@@ -2321,6 +2351,7 @@ def jobs(ctx):
     j.append(('procs/shell_script', lambda: test_shell_script(ctx)))
     j.append(('procs/exec_32bit', lambda: test_exec_32bit(ctx)))
     j.append(('procs/loader_direct', lambda: test_loader_direct(ctx)))
+    j.append(('procs/data_limit', lambda: test_data_limit(ctx)))
     j.append(('procs/shell_script/coverage', lambda: test_shell_script_coverage(ctx)))
     j.append(('procs/rebuilt_in_place', lambda: test_rebuilt_in_place(ctx)))
     j.append(('procs/make_j2', lambda: test_make(ctx)))

@@ -419,15 +419,24 @@ static int cmd_collectors(void) {
  * anywhere): one block that nothing touches takes that part, so that what is
  * used lies above it.  Blocks up to 64 MB come from the heap too, and freed
  * memory is kept for the next function's plan rather than given back and
- * faulted in again.  Growth beyond the pad is on small pages. */
+ * faulted in again.  Growth beyond the pad is on small pages.  Under a data
+ * or address space limit short of LIMITED_BELOW (ulimit -d, -v) the heap
+ * grows as glibc grows it: a pad it cannot have would fail every malloc. */
 #define HEAP_PAD (128 << 20)
 #define HUGE_PAGE (2 << 20)
+#define LIMITED_BELOW (8 * (rlim_t)HEAP_PAD)
 
 static void *below_huge_pages; /* the block under the first 2 MB boundary, never used */
+
+static bool limited(int resource) {
+  struct rlimit r;
+  return getrlimit(resource, &r) == 0 && r.rlim_cur != RLIM_INFINITY && r.rlim_cur < LIMITED_BELOW;
+}
 
 static void heap_on_huge_pages(void) {
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, INT_MAX);
+  if (limited(RLIMIT_DATA) || limited(RLIMIT_AS)) return;
   mallopt(M_TOP_PAD, HEAP_PAD);
   void *first = malloc(1); /* grows the heap by the pad */
   uintptr_t at = (uintptr_t)first, end = (uintptr_t)sbrk(0);
