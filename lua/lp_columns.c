@@ -4,13 +4,15 @@
  * As tables, f.blocks, f.edges and f.calls cost one table per element: ~80 k
  * for sqlite, which was most of an arcs report's time.  While the function's
  * graph is still only in C (lp_graph_pending: no collector has read or set
- * it), the columns are filled from lp_graph.c's arrays; otherwise from f's
- * tables, so that what a collector changed there is what it reads.  A field
+ * it), each column is made from lp_graph.c's arrays when it is first read;
+ * otherwise all are made from f's tables at once, so that what a collector
+ * changed there is what it reads.  A field
  * that is nil in the tables (an unknown count, a call without a callee) is
  * false in its column, so that every column of a list has the list's length. */
 #include "lp_columns.h"
 
 #include <lauxlib.h>
+#include <string.h>
 
 #include "lp_graph.h"
 #include "reloc.h"
@@ -64,56 +66,102 @@ static void put_known(lua_State *L, int first, int k, lua_Integer i, bool known,
   lua_rawseti(L, first + k, i);
 }
 
-/* {=== from the graph in C ===*/
+/* {=== from the graph in C, a column when first read ===
+ *
+ * A list's table holds no column at first; its metatable's __index makes the
+ * one read from lp_graph.c's arrays and keeps it there.  A report reads few of
+ * the fields (fdata.lua: a block's address, not its size, instructions, count
+ * or side entries), and making the others was a third of the time it spent
+ * on columns.  The graph was untouched when graph_columns was called, and C's
+ * arrays never change: a column made later holds what it would have held
+ * then. */
 
-static void blocks_from_graph(lua_State *L, int out, const lp_graph *g, const lp_graph_fn *gf) {
-  int c = push_columns(L, block_fields, gf->nblocks);
-  for (uint32_t b = 0; b < gf->nblocks; b++) {
-    const lp_graph_block *gb = &g->blocks[gf->first_block + b];
-    lua_Integer i = b + 1;
-    put_int(L, c, 0, i, (lua_Integer)gb->addr);
-    put_int(L, c, 1, i, gb->size);
-    put_int(L, c, 2, i, gb->ninsns);
-    put_known(L, c, 3, i, gf->block_counts, (lua_Integer)gb->count);
-    put_known(L, c, 4, i, gb->side, (lua_Integer)gb->side_entries);
+enum { BLOCKS, EDGES, CALLS };
+static const char **list_fields[] = {block_fields, edge_fields, call_fields};
+
+/* Pushes column K of list LIST of function GF of G. */
+static void push_graph_column(lua_State *L, const lp_graph *g, const lp_graph_fn *gf, int list, int k) {
+  if (list == BLOCKS) {
+    lua_createtable(L, (int)gf->nblocks, 0);
+    for (uint32_t b = 0; b < gf->nblocks; b++) {
+      const lp_graph_block *gb = &g->blocks[gf->first_block + b];
+      lua_Integer i = b + 1;
+      switch (k) {
+      case 0: put_int(L, -2, 0, i, (lua_Integer)gb->addr); break;
+      case 1: put_int(L, -2, 0, i, gb->size); break;
+      case 2: put_int(L, -2, 0, i, gb->ninsns); break;
+      case 3: put_known(L, -2, 0, i, gf->block_counts, (lua_Integer)gb->count); break;
+      default: put_known(L, -2, 0, i, gb->side, (lua_Integer)gb->side_entries); break;
+      }
+    }
+  } else if (list == EDGES) {
+    lua_createtable(L, (int)gf->nedges, 0);
+    for (uint32_t e = 0; e < gf->nedges; e++) {
+      const lp_graph_edge *ge = &g->edges[gf->first_edge + e];
+      lua_Integer i = e + 1;
+      switch (k) {
+      case 0: put_int(L, -2, 0, i, ge->from + 1); break;
+      case 1: put_int(L, -2, 0, i, ge->to == LP_GRAPH_NONE ? 0 : (lua_Integer)ge->to + 1); break;
+      case 2:
+        lua_pushstring(L, lp_graph_edge_kind(ge->kind)); /* short strings: interned, not made again */
+        lua_rawseti(L, -2, i);
+        break;
+      case 3: put_int(L, -2, 0, i, (lua_Integer)ge->branch); break;
+      case 4: put_int(L, -2, 0, i, (lua_Integer)ge->target); break;
+      case 5: put_known(L, -2, 0, i, gf->edge_counts, (lua_Integer)ge->count); break;
+      default: put_known(L, -2, 0, i, ge->measured_known, (lua_Integer)ge->measured); break;
+      }
+    }
+  } else {
+    lua_createtable(L, (int)gf->ncalls, 0);
+    for (uint32_t c = 0; c < gf->ncalls; c++) {
+      const lp_graph_call *gc = &g->calls[gf->first_call + c];
+      lua_Integer i = c + 1;
+      switch (k) {
+      case 0: put_int(L, -2, 0, i, (lua_Integer)gc->site); break;
+      case 1: put_int(L, -2, 0, i, (lua_Integer)gc->target); break;
+      case 2:
+        if (gc->callee != LP_GRAPH_NONE) lua_pushstring(L, g->strings + gc->callee);
+        else lua_pushnil(L);
+        put(L, -2, 0, i);
+        break;
+      default: put_int(L, -2, 0, i, (lua_Integer)gc->count); break;
+      }
+    }
   }
-  set_columns(L, out, "blocks", block_fields, c);
 }
 
-static void edges_from_graph(lua_State *L, int out, const lp_graph *g, const lp_graph_fn *gf) {
-  int kinds = lua_gettop(L) + 1; /* each kind's string made once, not once per edge */
-  luaL_checkstack(L, RELOC_EDGE_ESCAPE + 2, "graph_columns");
-  for (int k = 0; k <= RELOC_EDGE_ESCAPE + 1; k++) lua_pushstring(L, lp_graph_edge_kind((uint8_t)k));
-  int c = push_columns(L, edge_fields, gf->nedges);
-  for (uint32_t e = 0; e < gf->nedges; e++) {
-    const lp_graph_edge *ge = &g->edges[gf->first_edge + e];
-    lua_Integer i = e + 1;
-    put_int(L, c, 0, i, ge->from + 1);
-    put_int(L, c, 1, i, ge->to == LP_GRAPH_NONE ? 0 : (lua_Integer)ge->to + 1);
-    lua_pushvalue(L, kinds + (ge->kind <= RELOC_EDGE_ESCAPE ? ge->kind : RELOC_EDGE_ESCAPE + 1));
-    lua_rawseti(L, c + 2, i);
-    put_int(L, c, 3, i, (lua_Integer)ge->branch);
-    put_int(L, c, 4, i, (lua_Integer)ge->target);
-    put_known(L, c, 5, i, gf->edge_counts, (lua_Integer)ge->count);
-    put_known(L, c, 6, i, ge->measured_known, (lua_Integer)ge->measured);
-  }
-  set_columns(L, out, "edges", edge_fields, c);
-  lua_settop(L, kinds - 1);
+/* __index(list, key) of a list from the graph in C; upvalues: the graphs'
+ * userdata (kept alive so), the function's index in it, the list. */
+static int l_graph_column(lua_State *L) {
+  const lp_graph *g = lua_touserdata(L, lua_upvalueindex(1));
+  lua_Integer id = lua_tointeger(L, lua_upvalueindex(2));
+  int list = (int)lua_tointeger(L, lua_upvalueindex(3));
+  if (lua_type(L, 2) != LUA_TSTRING) return 0;
+  const char *key = lua_tostring(L, 2);
+  for (int k = 0; list_fields[list][k]; k++)
+    if (!strcmp(key, list_fields[list][k])) {
+      push_graph_column(L, g, &g->fns[id], list, k);
+      lua_pushvalue(L, 2);
+      lua_pushvalue(L, -2);
+      lua_rawset(L, 1);
+      return 1;
+    }
+  return 0;
 }
 
-static void calls_from_graph(lua_State *L, int out, const lp_graph *g, const lp_graph_fn *gf) {
-  int c = push_columns(L, call_fields, gf->ncalls);
-  for (uint32_t k = 0; k < gf->ncalls; k++) {
-    const lp_graph_call *gc = &g->calls[gf->first_call + k];
-    lua_Integer i = k + 1;
-    put_int(L, c, 0, i, (lua_Integer)gc->site);
-    put_int(L, c, 1, i, (lua_Integer)gc->target);
-    if (gc->callee != LP_GRAPH_NONE) lua_pushstring(L, g->strings + gc->callee);
-    else lua_pushnil(L);
-    put(L, c, 2, i);
-    put_int(L, c, 3, i, (lua_Integer)gc->count);
-  }
-  set_columns(L, out, "calls", call_fields, c);
+/* Sets field NAME of the table at OUT to an empty list whose columns are
+ * made when read, from function ID of the graphs' userdata at GRAPHS. */
+static void lazy_list(lua_State *L, int out, const char *name, int graphs, lua_Integer id, int list) {
+  lua_createtable(L, 0, 8);
+  lua_createtable(L, 0, 1);
+  lua_pushvalue(L, graphs);
+  lua_pushinteger(L, id);
+  lua_pushinteger(L, list);
+  lua_pushcclosure(L, l_graph_column, 3);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+  lua_setfield(L, out, name);
 }
 
 /* }=== */
@@ -158,9 +206,8 @@ static int l_graph_columns(lua_State *L) {
     }
   }
   lua_createtable(L, 0, 3);
-  int out = lua_gettop(L);
+  int out = lua_gettop(L), graphs = 0;
   static const char *names[] = {"blocks", "edges", "calls"};
-  static const char **fields[] = {block_fields, edge_fields, call_fields};
   for (int l = 0; l < 3; l++) {
     lua_pushstring(L, names[l]);
     bool set = lua_rawget(L, 1) != LUA_TNIL; /* a collector's own list wins */
@@ -171,15 +218,20 @@ static int l_graph_columns(lua_State *L) {
     }
     if (set && !lua_istable(L, -1)) luaL_error(L, "graph_columns: f.%s is not a table", names[l]);
     if (set) {
-      from_list(L, out, names[l], fields[l]);
+      from_list(L, out, names[l], list_fields[l]);
       continue;
     }
     lua_pop(L, 1);
-    if (!gf) continue; /* no such list */
-    if (l == 0) blocks_from_graph(L, out, g, gf);
-    else if (l == 1) edges_from_graph(L, out, g, gf);
-    else if (gf->calls) calls_from_graph(L, out, g, gf);
+    if (!gf || (l == CALLS && !gf->calls)) continue; /* no such list */
+    if (!graphs) { /* the graphs' userdata, which lp_graph_pending found */
+      lua_getmetatable(L, 1);
+      lua_getfield(L, -1, "__graphs");
+      lua_replace(L, -2);
+      graphs = lua_gettop(L);
+    }
+    lazy_list(L, out, names[l], graphs, gf - g->fns, l);
   }
+  lua_settop(L, out);
   return 1;
 }
 
