@@ -150,16 +150,33 @@ static int l_graph_column(lua_State *L) {
   return 0;
 }
 
+/* __pairs(list) of a list from the graph in C (the same upvalues): every
+ * column made, then the list's own next. */
+static int l_graph_columns_pairs(lua_State *L) {
+  int list = (int)lua_tointeger(L, lua_upvalueindex(3));
+  for (int k = 0; list_fields[list][k]; k++) {
+    lua_getfield(L, 1, list_fields[list][k]); /* __index makes the column and keeps it */
+    lua_pop(L, 1);
+  }
+  lua_getglobal(L, "next");
+  lua_pushvalue(L, 1);
+  lua_pushnil(L);
+  return 3;
+}
+
 /* Sets field NAME of the table at OUT to an empty list whose columns are
- * made when read, from function ID of the graphs' userdata at GRAPHS. */
+ * made when read (or all, by pairs), from function ID of the graphs'
+ * userdata at GRAPHS. */
 static void lazy_list(lua_State *L, int out, const char *name, int graphs, lua_Integer id, int list) {
   lua_createtable(L, 0, 8);
-  lua_createtable(L, 0, 1);
-  lua_pushvalue(L, graphs);
-  lua_pushinteger(L, id);
-  lua_pushinteger(L, list);
-  lua_pushcclosure(L, l_graph_column, 3);
-  lua_setfield(L, -2, "__index");
+  lua_createtable(L, 0, 2);
+  for (int m = 0; m < 2; m++) {
+    lua_pushvalue(L, graphs);
+    lua_pushinteger(L, id);
+    lua_pushinteger(L, list);
+    lua_pushcclosure(L, m ? l_graph_columns_pairs : l_graph_column, 3);
+    lua_setfield(L, -2, m ? "__pairs" : "__index");
+  }
   lua_setmetatable(L, -2);
   lua_setfield(L, out, name);
 }

@@ -91,6 +91,24 @@ local function same_columns(what, f, a, b)
   return n
 end
 
+-- pairs over each list of graph_columns A, before anything read a column (C
+-- makes them when read), gives the fields of the reference B, no other.
+local function same_fields(what, f, a, b)
+  for list, cols in pairs(b or {}) do
+    local seen, want = 0, 0
+    for _ in pairs(cols) do want = want + 1 end
+    for field in pairs(a[list] or {}) do
+      if cols[field] == nil then
+        error(string.format("%s %s: %s.%s the reference has not", what, f.name, list, field), 0)
+      end
+      seen = seen + 1
+    end
+    if seen ~= want then
+      error(string.format("%s %s: pairs gives %d fields of %s, the reference %d", what, f.name, seen, list, want), 0)
+    end
+  end
+end
+
 -- Every file of FILES (C) and REF (the reference) alike: paths in the same
 -- order, then each one's lines and branches columns.  Returns how many rows.
 local function same_files(files, ref_files)
@@ -132,16 +150,15 @@ return {
     local files, ref_files = lazyprobe.source_files(), ref.source_files(lazyprobe.lines)
     for _, f in ipairs(run.functions) do
       if f.state ~= "native" then
-        -- source_files first, while the graph is only in C
+        -- first from the graph in C (not read yet): the reference's reads
+        -- make the tables, which the second calls below read
         local file, line = files:add(f)
+        local columns = lazyprobe.graph_columns(f) -- its columns made when read, from C still
+        local lines, branches = lazyprobe.line_counts(f), lazyprobe.branch_counts(f)
         local ref_file, ref_line = ref_files:add(f)
         if file ~= ref_file or (ref_file and line ~= ref_line) then
           error(string.format("source_files add %s: %s:%s, reference %s:%s", f.name, file, line, ref_file, ref_line), 0)
         end
-        -- first from the graph in C (not read yet), then from the tables the
-        -- reference's reads made
-        local columns = lazyprobe.graph_columns(f)
-        local lines, branches = lazyprobe.line_counts(f), lazyprobe.branch_counts(f)
         local ref_lines, ref_branches = ref.line_counts(lazyprobe.lines, f), ref.branch_counts(lazyprobe.lines, f)
         nl = nl + same("line_counts", f, lines, ref_lines)
         nb = nb + same("branch_counts", f, branches, ref_branches)
@@ -149,6 +166,7 @@ return {
         same("branch_counts from tables", f, lazyprobe.branch_counts(f), ref_branches)
         nr = nr + same_format(f, lines, branches)
         local ref_columns = ref.graph_columns(f)
+        same_fields("graph_columns", f, columns, ref_columns)
         ng = ng + same_columns("graph_columns", f, columns, ref_columns)
         same_columns("graph_columns from tables", f, lazyprobe.graph_columns(f), ref_columns)
         nf = nf + 1
