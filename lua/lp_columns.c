@@ -150,15 +150,23 @@ static int l_graph_column(lua_State *L) {
   return 0;
 }
 
+/* The iterator of l_graph_columns_pairs: lua_next over the list's own fields. */
+static int next_column(lua_State *L) {
+  lua_settop(L, 2);
+  if (lua_next(L, 1)) return 2;
+  lua_pushnil(L);
+  return 1;
+}
+
 /* __pairs(list) of a list from the graph in C (the same upvalues): every
- * column made, then the list's own next. */
+ * column made, then its fields as they are. */
 static int l_graph_columns_pairs(lua_State *L) {
   int list = (int)lua_tointeger(L, lua_upvalueindex(3));
   for (int k = 0; list_fields[list][k]; k++) {
     lua_getfield(L, 1, list_fields[list][k]); /* __index makes the column and keeps it */
     lua_pop(L, 1);
   }
-  lua_getglobal(L, "next");
+  lua_pushcfunction(L, next_column);
   lua_pushvalue(L, 1);
   lua_pushnil(L);
   return 3;
