@@ -420,11 +420,13 @@ static int cmd_collectors(void) {
  * used lies above it.  Blocks up to 64 MB come from the heap too, and freed
  * memory is kept for the next function's plan rather than given back and
  * faulted in again.  Growth beyond the pad is on small pages.  Under a data
- * or address space limit short of LIMITED_BELOW (ulimit -d, -v) the heap
- * grows as glibc grows it: a pad it cannot have would fail every malloc. */
+ * or address space limit short of LIMITED_BELOW (ulimit -d, -v), or when
+ * the pad cannot be had, the heap grows as glibc grows it: a pad it cannot
+ * have would fail every malloc. */
 #define HEAP_PAD (128 << 20)
 #define HUGE_PAGE (2 << 20)
 #define LIMITED_BELOW (8 * (rlim_t)HEAP_PAD)
+#define DEFAULT_TOP_PAD (128 << 10) /* glibc's */
 
 static void *below_huge_pages; /* the block under the first 2 MB boundary, never used */
 
@@ -439,9 +441,13 @@ static void heap_on_huge_pages(void) {
   if (limited(RLIMIT_DATA) || limited(RLIMIT_AS)) return;
   mallopt(M_TOP_PAD, HEAP_PAD);
   void *first = malloc(1); /* grows the heap by the pad */
+  if (!first) { /* no room for the pad (strict overcommit, say): glibc's own */
+    mallopt(M_TOP_PAD, DEFAULT_TOP_PAD);
+    return;
+  }
   uintptr_t at = (uintptr_t)first, end = (uintptr_t)sbrk(0);
   uintptr_t from = (at + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-  if (first && end > from && madvise((void *)from, end - from, MADV_HUGEPAGE) == 0 && from - at > 64)
+  if (end > from && madvise((void *)from, end - from, MADV_HUGEPAGE) == 0 && from - at > 64)
     below_huge_pages = malloc(from - at - 64); /* its end lands just below FROM */
   free(first);
 }
