@@ -43,14 +43,12 @@ static bool mappable(const Elf64_Phdr *ph, int n, int i) {
 /* Segment S's file bytes into the span at BYTES (link-time address BASE);
  * the rest of its first and last pages stays zero (the loader leaves the
  * file's bytes before it, the ELF header say, where no segment lies). */
-static lp_status place(int fd, const Elf64_Phdr *ph, int n, int s, uint8_t *bytes, uint64_t base,
+static lp_status place(int fd, uint64_t file_size, const Elf64_Phdr *ph, int n, int s, uint8_t *bytes, uint64_t base,
                        const char *path) {
   const Elf64_Phdr *seg = &ph[s];
   if (!mappable(ph, n, s))
     return read_at(fd, bytes + (seg->p_vaddr - base), seg->p_filesz, (off_t)seg->p_offset, path);
-  struct stat sb;
-  if (fstat(fd, &sb) != 0 || seg->p_offset + seg->p_filesz > (uint64_t)sb.st_size)
-    return lp_fail("%s: truncated ELF file", path);
+  if (seg->p_offset + seg->p_filesz > file_size) return lp_fail("%s: truncated ELF file", path);
   uint64_t page = page_down(seg->p_vaddr), end = seg->p_vaddr + seg->p_filesz;
   void *at = mmap(bytes + (page - base), end - page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
                   (off_t)page_down(seg->p_offset));
@@ -79,6 +77,8 @@ lp_status core_image_load(const char *path, core_image *out) {
     if (ph[i].p_vaddr + ph[i].p_memsz > hi) hi = ph[i].p_vaddr + ph[i].p_memsz;
   }
   if (st == LP_OK && lo >= hi) st = lp_fail("%s: no loadable segments", path);
+  struct stat sb;
+  if (st == LP_OK && fstat(fd, &sb) != 0) st = lp_fail("%s: %s", path, strerror(errno));
   if (st == LP_OK) {
     out->base = page_down(lo);
     out->size = page_up(hi) - out->base;
@@ -88,7 +88,7 @@ lp_status core_image_load(const char *path, core_image *out) {
   }
   for (int i = 0; st == LP_OK && i < eh.e_phnum; i++)
     if (ph[i].p_type == PT_LOAD && ph[i].p_filesz > 0)
-      st = place(fd, ph, eh.e_phnum, i, out->bytes, out->base, path);
+      st = place(fd, (uint64_t)sb.st_size, ph, eh.e_phnum, i, out->bytes, out->base, path);
   if (st == LP_OK && mprotect(out->bytes, out->size, PROT_READ) != 0)
     st = lp_fail("%s: mprotect: %s", path, strerror(errno));
   free(ph);

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "lp_graph.h"
-#include "reloc.h"
 
 enum { MAX_FIELDS = 8 };
 

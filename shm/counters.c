@@ -144,6 +144,18 @@ lp_status shm_add_module(shm_counters *c, const shm_layout_module *m, uint32_t *
   return LP_OK;
 }
 
+/* Writes N BYTES at offset OFF of FD, however many pwrites it takes. */
+static lp_status write_at(int fd, const void *bytes, size_t n, uint64_t off) {
+  const uint8_t *b = bytes;
+  while (n > 0) {
+    ssize_t w = pwrite(fd, b, n, (off_t)off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return lp_fail("cannot write a counters file: %s", w < 0 ? strerror(errno) : "disk full");
+    b += w, off += (uint64_t)w, n -= (size_t)w;
+  }
+  return LP_OK;
+}
+
 /* Copies SIZE bytes at offset FROM of file F to offset TO of file T (at
  * TO_FD) in the kernel (copy_file_range: no page of either is faulted into
  * lazyprobe), else through F's mapping. */
@@ -154,13 +166,7 @@ static lp_status copy_part(const shm_counters *f, uint64_t from, int to_fd, uint
     if (n <= 0) break;
     size -= (uint64_t)n;
   }
-  while (size) {
-    ssize_t n = pwrite(to_fd, f->base + in, size, out);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return lp_fail("cannot write a counters file: %s", n < 0 ? strerror(errno) : "disk full");
-    in += n, out += n, size -= (uint64_t)n;
-  }
-  return LP_OK;
+  return size ? write_at(to_fd, f->base + in, size, (uint64_t)out) : LP_OK;
 }
 
 /* Copies the entries in use of FROM's tables (and its slots if SLOTS) into
@@ -347,14 +353,7 @@ lp_status shm_reserve(shm_counters *c, uint32_t nslots, uint32_t nblocks, uint32
 
 static lp_status put(shm_counters *c, uint64_t off, const void *bytes, size_t n) {
   if (off + n > c->size) return lp_fail("counters file: a table written past its end");
-  const uint8_t *b = bytes;
-  while (n > 0) {
-    ssize_t w = pwrite(c->fd, b, n, (off_t)off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return lp_fail("counters file: %s", w < 0 ? strerror(errno) : "short write");
-    b += w, off += (uint64_t)w, n -= (size_t)w;
-  }
-  return LP_OK;
+  return write_at(c->fd, bytes, n, off);
 }
 
 lp_status shm_put_blocks(shm_counters *c, uint32_t first, const shm_block *blocks, size_t n) {
