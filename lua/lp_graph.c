@@ -29,11 +29,13 @@ const char *lp_graph_edge_kind(uint8_t kind) {
   return kind < sizeof edge_kinds / sizeof *edge_kinds ? edge_kinds[kind] : "?";
 }
 
-/* Makes room for NEED more elements of SIZE bytes in *V (holding N of CAP). */
-static bool reserve(void **v, uint32_t n, uint32_t *cap, uint32_t need, size_t size) {
+/* Makes room for NEED more elements of SIZE bytes in *V (holding N of CAP):
+ * twice CAP, or N + NEED exactly when that is more (the first reservation,
+ * lp_graph_reserve's, is exact: a doubled array is pages touched for nothing). */
+static bool reserve(void **v, uint32_t n, uint32_t *cap, uint64_t need, size_t size) {
   if ((uint64_t)n + need <= *cap) return true;
-  uint64_t c = *cap ? *cap : 64;
-  while (c < (uint64_t)n + need) c *= 2;
+  uint64_t c = 2 * (uint64_t)*cap;
+  if (c < (uint64_t)n + need) c = (uint64_t)n + need;
   if (c > UINT32_MAX) return false;
   void *grown = realloc(*v, (size_t)c * size);
   if (!grown) return false;
@@ -244,6 +246,24 @@ lp_graph *lp_graph_push(lua_State *L) {
   }
   lua_setmetatable(L, -2);
   return g;
+}
+
+bool lp_graph_reserve(lp_graph *g, const shm_counters *c) {
+  const shm_function *fns = shm_functions(c);
+  uint64_t nfns = 0, nblocks = 0, nedges = 0, ncalls = 0;
+  for (uint32_t i = 0; i < c->header->nfunctions; i++) {
+    const shm_function *f = &fns[i];
+    if (f->state == SHM_EXCLUDED) continue;
+    nfns++;
+    if (f->slot == SHM_NONE || f->first_block == SHM_NONE) continue;
+    nblocks += f->nblocks;
+    nedges += f->nedges;
+    if (f->first_call != SHM_NONE) ncalls += f->ncalls;
+  }
+  return reserve((void **)&g->fns, g->nfns, &g->fns_cap, nfns, sizeof *g->fns) &&
+         reserve((void **)&g->blocks, g->nblocks, &g->blocks_cap, nblocks, sizeof *g->blocks) &&
+         reserve((void **)&g->edges, g->nedges, &g->edges_cap, nedges, sizeof *g->edges) &&
+         reserve((void **)&g->calls, g->ncalls, &g->calls_cap, ncalls, sizeof *g->calls);
 }
 
 bool lp_graph_add(lp_graph *g, const shm_counters *c, const shm_function *f, uint32_t *id) {

@@ -63,6 +63,11 @@ const char *lp_graph_edge_kind(uint8_t kind);
  * collected. */
 lp_graph *lp_graph_push(lua_State *L);
 
+/* Makes room for the graphs of all the functions of counters file C at
+ * once (what lp_graph_add may add of them, at most); false when out of
+ * memory. */
+bool lp_graph_reserve(lp_graph *g, const shm_counters *c);
+
 /* Adds the graph of F from counters file C (counts solved from the arcs by
  * flow conservation when they ran; calls counted by their probes or by the
  * blocks they end) as graph number *ID; false when out of memory. */

@@ -492,6 +492,7 @@ static int l_push_run(lua_State *L) {
     const shm_counters *c = &files[k];
     const shm_function *fns = shm_functions(c);
     const shm_module *mods = shm_modules(c);
+    if (!lp_graph_reserve(g, c)) return luaL_error(L, "out of memory");
     for (uint32_t i = 0; i < c->header->nfunctions; i++) {
       if (fns[i].state == SHM_EXCLUDED) continue; /* not selected: in no report */
       const char *module = shm_string(c, mods[fns[i].module].path);

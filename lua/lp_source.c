@@ -544,34 +544,46 @@ static int l_branch_counts(lua_State *L) {
 
 #define SOURCE_FILES "lazyprobe.source_files"
 
-/* One source file's counts.  By line number (arrays of CAP): TOTAL the
- * counts added over the functions, SEEN whether any function has the line,
- * and while a function is added, MAX its largest count of the line when
- * EPOCH says it is that function's.  ways: key line << 32 | the order they
- * came in, file the branch point (numbered over the run), count the times
- * taken or -1 for "-" (line_count elements, so that sort_by_key sorts them). */
+/* One source file's counts.  TOTAL, by line number (CAP of them): the counts
+ * added over the functions that have the line, NO_LINE where none has it
+ * (one array of 8 bytes a line: sqlite3.c has 240 k lines, 34 k with code,
+ * and on this project's machines a page first touched costs 1-15 us).
+ * ways: key line << 32 | the order they came in, file the branch point
+ * (numbered over the run), count the times taken or -1 for "-" (line_count
+ * elements, so that sort_by_key sorts them). */
+#define NO_LINE (-1)
+
 typedef struct src_file {
-  lua_Integer *total, *max;
-  uint32_t *epoch;
-  bool *seen;
+  lua_Integer *total;
   uint32_t cap, nlines;
   line_count *ways;
   size_t nways, capways;
 } src_file;
 
-/* (file, line) of a function's rows, each once, while it is added. */
+/* A line of the function being added, each once, with its largest count. */
 typedef struct file_line {
   uint32_t file, line;
+  lua_Integer max;
 } file_line;
 
-/* The userdata; its user value maps each path to its index + 1 and back. */
+/* A slot of the hash of touched lines: in use when its GEN is the table's. */
+typedef struct find_slot {
+  uint32_t gen, index;
+} find_slot;
+
+/* The userdata; its user value maps each path to its index + 1 and back.
+ * TOUCHED lists the lines of the function being added, FIND (a hash of
+ * file and line, FINDCAP slots, a power of two) gives their index; a new
+ * function empties it by moving to the next GEN. */
 typedef struct src_files {
   src_file *v;
   size_t n, cap;
   uint32_t points, ways; /* branch points and ways added so far */
-  uint32_t epoch;        /* functions added so far */
-  file_line *touched;    /* the one being added: its lines */
+  file_line *touched;
   size_t ntouched, captouched;
+  find_slot *find;
+  size_t findcap;
+  uint32_t gen;
 } src_files;
 
 
@@ -620,21 +632,60 @@ static bool line_room(src_file *sf, uint32_t line) {
   uint32_t cap = sf->cap ? sf->cap : 256;
   while (cap <= line) cap *= 2;
   lua_Integer *total = realloc(sf->total, cap * sizeof *total);
-  if (total) sf->total = total;
-  lua_Integer *max = realloc(sf->max, cap * sizeof *max);
-  if (max) sf->max = max;
-  uint32_t *epoch = realloc(sf->epoch, cap * sizeof *epoch);
-  if (epoch) sf->epoch = epoch;
-  bool *seen = realloc(sf->seen, cap * sizeof *seen);
-  if (seen) sf->seen = seen;
-  if (!total || !max || !epoch || !seen) return false;
-  for (uint32_t l = sf->cap; l < cap; l++) sf->total[l] = 0, sf->epoch[l] = 0, sf->seen[l] = false;
+  if (!total) return false;
+  for (uint32_t l = sf->cap; l < cap; l++) total[l] = NO_LINE;
+  sf->total = total;
   sf->cap = cap;
   return true;
 }
 
-/* The line sink of files:add: a function's lines into the files' arrays
- * (the largest count of each by epoch), listed in touched to be added up. */
+static bool has_line(const src_file *sf, uint32_t line) { return line < sf->cap && sf->total[line] != NO_LINE; }
+
+/* The slot of FIND where FILE's LINE is, or the empty one where it goes. */
+static find_slot *find_line(const src_files *t, uint32_t file, uint32_t line) {
+  size_t mask = t->findcap - 1;
+  for (size_t h = ((uint64_t)file << 32 | line) * 0x9e3779b97f4a7c15u >> 40 & mask;; h = (h + 1) & mask) {
+    find_slot *slot = &t->find[h];
+    if (slot->gen != t->gen) return slot;
+    const file_line *fl = &t->touched[slot->index];
+    if (fl->file == file && fl->line == line) return slot;
+  }
+}
+
+static bool in_use(const src_files *t, const find_slot *slot) { return slot->gen == t->gen; }
+
+/* Empties TOUCHED and FIND for the next function. */
+static void touched_clear(src_files *t) {
+  t->ntouched = 0;
+  if (++t->gen == 0) { /* a slot of generation 0 may be stale: all of them empty */
+    if (t->find) memset(t->find, 0, t->findcap * sizeof *t->find);
+    t->gen = 1;
+  }
+}
+
+/* Room in TOUCHED and FIND for one more line (FIND at most half full). */
+static bool touched_room(src_files *t) {
+  if (t->ntouched == t->captouched) {
+    size_t cap = t->captouched ? 2 * t->captouched : 256;
+    file_line *grown = realloc(t->touched, cap * sizeof *grown);
+    if (!grown) return false;
+    t->touched = grown;
+    t->captouched = cap;
+  }
+  if (2 * (t->ntouched + 1) <= t->findcap) return true;
+  size_t cap = t->findcap ? 2 * t->findcap : 1024;
+  find_slot *find = calloc(cap, sizeof *find); /* generation 0: empty (t->gen is never 0) */
+  if (!find) return false;
+  free(t->find);
+  t->find = find;
+  t->findcap = cap;
+  for (size_t k = 0; k < t->ntouched; k++)
+    *find_line(t, t->touched[k].file, t->touched[k].line) = (find_slot){t->gen, (uint32_t)k};
+  return true;
+}
+
+/* The line sink of files:add: a function's lines, each once with its
+ * largest count, listed in touched to be added up. */
 typedef struct file_sink {
   line_sink sink; /* first: the file sink is its sink */
   lua_State *L;
@@ -654,33 +705,25 @@ static void put_file(line_sink *sink, const core_line *row, lua_Integer count) {
   src_files *t = fs->t;
   if (row->line == 0) return;
   src_file *sf = sink_file(fs, row);
-  if (!sf || !line_room(sf, row->line)) {
+  if (!sf || !touched_room(t)) {
     sink->failed = true;
     return;
   }
-  if (sf->epoch[row->line] == t->epoch) {
-    if (count > sf->max[row->line]) sf->max[row->line] = count;
+  uint32_t file = (uint32_t)(sf - t->v);
+  find_slot *slot = find_line(t, file, row->line);
+  if (in_use(t, slot)) {
+    file_line *fl = &t->touched[slot->index];
+    if (count > fl->max) fl->max = count;
     return;
   }
-  if (t->ntouched == t->captouched) {
-    size_t cap = t->captouched ? 2 * t->captouched : 256;
-    file_line *grown = realloc(t->touched, cap * sizeof *grown);
-    if (!grown) {
-      sink->failed = true;
-      return;
-    }
-    t->touched = grown;
-    t->captouched = cap;
-  }
-  t->touched[t->ntouched++] = (file_line){(uint32_t)(sf - t->v), row->line};
-  sf->epoch[row->line] = t->epoch;
-  sf->max[row->line] = count;
+  *slot = (find_slot){t->gen, (uint32_t)t->ntouched};
+  t->touched[t->ntouched++] = (file_line){file, row->line, count};
 }
 
 static bool has_file(line_sink *sink, const core_line *row) {
   file_sink *fs = (file_sink *)sink;
-  src_file *sf = row->line ? sink_file(fs, row) : NULL;
-  return sf && row->line < sf->cap && sf->epoch[row->line] == fs->t->epoch;
+  src_file *sf = row->line && fs->t->findcap ? sink_file(fs, row) : NULL;
+  return sf && in_use(fs->t, find_line(fs->t, (uint32_t)(sf - fs->t->v), row->line));
 }
 
 /* files:add(f) -> entry_file, entry_line, or nil, message: f's line counts
@@ -695,8 +738,7 @@ static int l_files_add(lua_State *L) {
   lua_getiuservalue(L, 1, 1);
   int paths = lua_gettop(L);
   file_sink s = {{put_file, has_file, false}, L, t, paths, files, -1, 0};
-  t->epoch++;
-  t->ntouched = 0;
+  touched_clear(t);
   long entry;
   const char *why = collect_lines(&f, &s.sink, &entry);
   branch_way *w = NULL;
@@ -706,11 +748,14 @@ static int l_files_add(lua_State *L) {
   uint32_t entry_file = er ? er->file : 0, entry_line = er ? er->line : 0;
   free_fn(&f);
   for (size_t k = 0; ok && k < t->ntouched; k++) { /* the function's largest counts added */
-    src_file *sf = &t->v[t->touched[k].file];
-    uint32_t line = t->touched[k].line;
-    sf->nlines += !sf->seen[line];
-    sf->seen[line] = true;
-    sf->total[line] += sf->max[line];
+    const file_line *fl = &t->touched[k];
+    src_file *sf = &t->v[fl->file];
+    if (!(ok = line_room(sf, fl->line))) break;
+    if (sf->total[fl->line] == NO_LINE) {
+      sf->total[fl->line] = 0;
+      sf->nlines++;
+    }
+    sf->total[fl->line] += fl->max;
   }
   int64_t last_id = -1;
   long last = 0;
@@ -784,7 +829,7 @@ static int l_files_lines(lua_State *L) {
     lua_Integer hit = 0;
     luaL_buffinit(L, &b);
     for (uint32_t line = 0; line < cap; line++) {
-      if (!sf->seen[line]) continue;
+      if (sf->total[line] == NO_LINE) continue;
       lp_format_int(&v[0], f.pieces[0].directive, line);
       lp_format_int(&v[1], f.pieces[1].directive, sf->total[line]);
       lp_format_row(&b, &f, v);
@@ -798,7 +843,7 @@ static int l_files_lines(lua_State *L) {
   lua_createtable(L, (int)n, 0);
   lua_createtable(L, (int)n, 0);
   for (uint32_t line = 0, k = 0; line < cap; line++) {
-    if (!sf->seen[line]) continue;
+    if (sf->total[line] == NO_LINE) continue;
     k++;
     lua_pushinteger(L, line);
     lua_rawseti(L, -3, k);
@@ -833,7 +878,7 @@ static size_t branch_rows(lua_State *L, src_file *sf, branch_row **rows) {
   for (size_t k = 0; k < n; k++) {
     const line_count *w = &sf->ways[k];
     uint32_t line = (uint32_t)(w->key >> 32);
-    if (line >= sf->cap || !sf->seen[line]) continue; /* not a line of the record */
+    if (!has_line(sf, line)) continue; /* not a line of the record */
     if (k == 0 || (uint32_t)(sf->ways[k - 1].key >> 32) != line) block = 0, way = 0;
     else if (sf->ways[k - 1].file != w->file) block++, way = 0;
     (*rows)[out++] = (branch_row){line, block, way++, w->count};
@@ -898,13 +943,11 @@ static int l_files_gc(lua_State *L) {
   src_files *t = luaL_checkudata(L, 1, SOURCE_FILES);
   for (size_t i = 0; i < t->n; i++) {
     free(t->v[i].total);
-    free(t->v[i].max);
-    free(t->v[i].epoch);
-    free(t->v[i].seen);
     free(t->v[i].ways);
   }
   free(t->v);
   free(t->touched);
+  free(t->find);
   *t = (src_files){0};
   return 0;
 }
