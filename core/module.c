@@ -3,7 +3,8 @@
  * the .eh_frame FDEs (eh_frame.c), PLT stubs and non-code left out, one entry
  * per address with a size and the room up to the next function, a cold part
  * (gcc's NAME.cold) and its hot part linked; and the GOT slots of its PLT
- * stubs (.rela.plt JUMP_SLOTs) by symbol name. */
+ * stubs (.rela.plt JUMP_SLOTs) by symbol name.  And, for a file that is not
+ * instrumented, a few of its exports alone (core_module_exports). */
 #include "module.h"
 
 #include <errno.h>
@@ -587,6 +588,50 @@ lp_status core_module_open(const char *path, core_module **out) {
   }
   *out = m;
   return LP_OK;
+}
+
+lp_status core_module_exports(const char *path, const char *const names[], uint64_t addrs[]) {
+  size_t count = 0;
+  while (names[count]) addrs[count++] = 0;
+  uint8_t *image = NULL;
+  size_t size = 0;
+  LP_CHECK(map_file(path, &image, &size));
+  if (check_header(path, image, size) != LP_OK) {
+    munmap(image, size);
+    return LP_ERR;
+  }
+  elf_version(EV_CURRENT);
+  Elf *elf = elf_memory((char *)image, size);
+  Elf_Scn *dynsym = NULL, *versym = NULL;
+  GElf_Shdr sh, dsh = {0};
+  for (Elf_Scn *scn = NULL; elf && (scn = elf_nextscn(elf, scn));) {
+    if (!gelf_getshdr(scn, &sh)) continue;
+    if (sh.sh_type == SHT_DYNSYM) dynsym = scn, dsh = sh;
+    if (sh.sh_type == SHT_GNU_versym) versym = scn;
+  }
+  Elf_Data *syms = dynsym ? elf_getdata(dynsym, NULL) : NULL;
+  Elf_Data *vers = versym ? elf_getdata(versym, NULL) : NULL;
+  size_t nsyms = syms && dsh.sh_entsize ? syms->d_size / dsh.sh_entsize : 0;
+  bool *hidden = calloc(count ? count : 1, sizeof *hidden); /* addrs[k] is a non-default version's */
+  for (size_t i = 1; hidden && i < nsyms; i++) {
+    GElf_Sym sym;
+    if (!gelf_getsym(syms, (int)i, &sym) || sym.st_shndx == SHN_UNDEF) continue;
+    if (GELF_ST_TYPE(sym.st_info) != STT_FUNC) continue;
+    const char *name = elf_strptr(elf, dsh.sh_link, sym.st_name);
+    GElf_Versym v = 0;
+    bool default_version = !vers || !gelf_getversym(vers, (int)i, &v) || !(v & 0x8000);
+    for (size_t k = 0; name && k < count; k++)
+      if (!strcmp(name, names[k]) && (!addrs[k] || (hidden[k] && default_version))) {
+        addrs[k] = sym.st_value;
+        hidden[k] = !default_version;
+      }
+  }
+  lp_status st = !elf ? lp_fail("%s: not an ELF file (%s)", path, elf_errmsg(-1))
+                 : hidden ? LP_OK : lp_fail("out of memory");
+  free(hidden);
+  if (elf) elf_end(elf);
+  munmap(image, size);
+  return st;
 }
 
 void core_module_close(core_module *m) {

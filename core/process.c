@@ -64,12 +64,21 @@ static char *absolute_path(const char *path) {
   return getcwd(cwd, sizeof cwd) ? absolute_in(cwd, path) : strdup(path);
 }
 
+static file_identity identity_of(const struct stat *st) {
+  return (file_identity){st->st_dev, st->st_ino, st->st_size, st->st_mtim};
+}
+
+static bool same_file(const file_identity *a, const file_identity *b) {
+  return a->dev == b->dev && a->ino == b->ino && a->size == b->size && a->mtime.tv_sec == b->mtime.tv_sec &&
+         a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
 lp_status module_file_open(core_session *s, const char *path, module_file **out) {
   struct stat st;
   if (stat(path, &st) != 0) return lp_fail("%s: %s", path, strerror(errno));
+  file_identity id = identity_of(&st);
   for (module_file *f = s->files; f; f = f->next)
-    if (f->dev == st.st_dev && f->ino == st.st_ino && f->size == st.st_size && f->mtime.tv_sec == st.st_mtim.tv_sec &&
-        f->mtime.tv_nsec == st.st_mtim.tv_nsec) { /* a file rebuilt may get the inode of the one it replaced */
+    if (same_file(&f->id, &id)) {
       *out = f;
       return LP_OK;
     }
@@ -78,10 +87,7 @@ lp_status module_file_open(core_session *s, const char *path, module_file **out)
     free(f);
     return lp_fail("out of memory");
   }
-  f->dev = st.st_dev;
-  f->ino = st.st_ino;
-  f->size = st.st_size;
-  f->mtime = st.st_mtim;
+  f->id = id;
   lp_status ok = core_module_open(path, &f->module);
   if (ok == LP_OK) ok = core_image_load(path, &f->image);
   if (ok != LP_OK) {
@@ -93,6 +99,23 @@ lp_status module_file_open(core_session *s, const char *path, module_file **out)
   f->next = s->files;
   s->files = f;
   *out = f;
+  return LP_OK;
+}
+
+/* The dlopen and dlsym of libc at PATH, looked up once per file (a test
+ * suite starts thousands of processes on one libc). */
+static lp_status libc_exports_of(core_session *s, const char *path, const libc_exports **out) {
+  struct stat st;
+  if (stat(path, &st) != 0) return lp_fail("%s: %s", path, strerror(errno));
+  file_identity id = identity_of(&st);
+  if (!s->libc.known || !same_file(&s->libc.id, &id)) {
+    static const char *const names[] = {"dlopen", "dlsym", NULL};
+    uint64_t addrs[2];
+    s->libc.known = false;
+    LP_CHECK(core_module_exports(path, names, addrs));
+    s->libc = (libc_exports){id, addrs[0], addrs[1], true};
+  }
+  *out = &s->libc;
   return LP_OK;
 }
 
@@ -376,20 +399,19 @@ static bool is_gdbjit_library(const char *path) {
 /* Loads the JIT interface's library into P (stopped at its entry in TID, no
  * break written yet: dlopen must not meet one) through LIBC's dlopen, finds
  * its descriptor and reserves the region for the objects. */
-static lp_status load_gdbjit(core_session *s, process *p, pid_t tid, const module_file *libc, uint64_t bias) {
-  uint64_t dlopen_fn = find_symbol(libc, "dlopen"), dlsym_fn = find_symbol(libc, "dlsym");
-  if (!dlopen_fn || !dlsym_fn) return lp_fail("no dlopen in %s", libc->module->path);
+static lp_status load_gdbjit(core_session *s, process *p, pid_t tid) {
+  if (!p->dlopen_fn || !p->dlsym_fn) return lp_fail("no dlopen in libc.so.6");
   const char *lib = core_gdbjit_library(), sym[] = "__jit_debug_descriptor";
   uint64_t lib_at = p->scratch + 256, sym_at = p->scratch + 256 + strlen(lib) + 1;
   LP_CHECK(core_mem_write(&p->target, lib_at, lib, strlen(lib) + 1));
   LP_CHECK(core_mem_write(&p->target, sym_at, sym, sizeof sym));
   uint64_t handle, descriptor;
   int deferred = 0;
-  lp_status st = core_remote_call(&p->target, tid, p->scratch, dlopen_fn + bias,
+  lp_status st = core_remote_call(&p->target, tid, p->scratch, p->dlopen_fn,
                                   (const uint64_t[6]){lib_at, RTLD_NOW | RTLD_LOCAL}, &handle, &deferred, NULL);
   if (st == LP_OK && !handle) st = lp_fail("dlopen(%s) failed in the program", lib);
   if (st == LP_OK)
-    st = core_remote_call(&p->target, tid, p->scratch, dlsym_fn + bias, (const uint64_t[6]){handle, sym_at},
+    st = core_remote_call(&p->target, tid, p->scratch, p->dlsym_fn, (const uint64_t[6]){handle, sym_at},
                           &descriptor, &deferred, NULL);
   if (st == LP_OK && !descriptor) st = lp_fail("%s: no %s", lib, sym);
   if (deferred && !s->deferred_sig) {
@@ -413,7 +435,7 @@ lp_status process_load_gdbjit_attached(core_session *s, process *p, pid_t tid) {
         return lp_fail("%s defines %s (dlopen would meet our breaks)", p->mods[k].file->module->path, *a);
   uint8_t brk = INT3;
   if (p->r_brk) LP_CHECK(core_mem_write(&p->target, p->r_brk, &p->r_brk_byte, 1)); /* dlopen calls it */
-  lp_status st = load_gdbjit(s, p, tid, p->libc, p->libc_bias);
+  lp_status st = load_gdbjit(s, p, tid);
   if (p->r_brk && core_mem_write(&p->target, p->r_brk, &brk, 1) != LP_OK && st == LP_OK)
     st = lp_fail("the loader's hook could not be armed again");
   return st;
@@ -641,16 +663,16 @@ lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch
   module_file **files = calloc(nlibs + 1, sizeof *files);
   lp_status st = files ? LP_OK : lp_fail("out of memory");
   uint64_t code = LATER_CODE + code_size(program->module);
-  module_file *libc = NULL;
+  const libc_exports *libc = NULL; /* when libc is not instrumented: dlopen must not meet our breaks in malloc */
   uint64_t libc_bias = 0;
-  bool libc_selected = false;
   for (size_t j = 0; st == LP_OK && j < nlibs; j++) {
     char *path = library_path(p->pid, libs[j].path);
     module_file *unwinder;
     const char *base = path ? strrchr(path, '/') : NULL;
-    if (base && !strcmp(base, "/libc.so.6") && module_file_open(s, path, &libc) == LP_OK) {
+    if (base && !strcmp(base, "/libc.so.6") && !core_select_module(&s->opt.select, path, false) &&
+        libc_exports_of(s, path, &libc) == LP_OK) {
       libc_bias = libs[j].bias;
-      libc_selected = core_select_module(&s->opt.select, path, false);
+      p->libc = true;
     }
     if (!path) st = lp_fail("out of memory");
     else if (core_select_module(&s->opt.select, path, false) && module_file_open(s, path, &files[j]) != LP_OK)
@@ -677,13 +699,13 @@ lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch
   LP_CHECK(remote(s, p, tid, scratch, SYS_mmap, 0, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
                   (uint64_t)-1, 0, &page));
   p->scratch = (uint64_t)page;
-  p->libc = libc_selected ? NULL : libc; /* dlopen must not meet our breaks in malloc */
+  p->dlopen_fn = libc && libc->dlopen ? libc->dlopen + libc_bias : 0;
+  p->dlsym_fn = libc && libc->dlsym ? libc->dlsym + libc_bias : 0;
   /* Stubs only where no thread may be inside a function's first bytes: a
    * launched image, one thread, at its entry. */
   p->stubs = s->stubs && p->refs == 1;
   p->bell_slot = SHM_NONE;
-  p->libc_bias = libc_bias;
-  if (p->libc && !s->opt.attach && load_gdbjit(s, p, tid, p->libc, p->libc_bias) != LP_OK)
+  if (p->libc && !s->opt.attach && load_gdbjit(s, p, tid) != LP_OK)
     fprintf(stderr, "lazyprobe: process %d: gdb will not see the copies: %s\n", (int)p->pid, lp_error());
   LP_CHECK(arm_modules(s, p, tid, p->scratch, 0));
   if (p->r_debug) LP_CHECK(hook_loader(p));

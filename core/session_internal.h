@@ -92,12 +92,25 @@ typedef struct side_jump {
 
 /* A module file, opened once per session and shared by every process that
  * maps it. */
-typedef struct module_file {
-  char *path;
+/* What tells a file from one rebuilt since: a file rebuilt may get the
+ * inode of the one it replaced. */
+typedef struct file_identity {
   dev_t dev;
   ino_t ino;
   off_t size;
-  struct timespec mtime; /* with the three above: the same file, not one rebuilt since */
+  struct timespec mtime;
+} file_identity;
+
+/* libc's exports that a process needs when libc is not instrumented. */
+typedef struct libc_exports {
+  file_identity id;
+  uint64_t dlopen, dlsym; /* link-time, 0 when not exported */
+  bool known;
+} libc_exports;
+
+typedef struct module_file {
+  char *path;
+  file_identity id;
   core_module *module;
   core_image image;
   unsigned images;        /* process images that instrumented it (not fork children) */
@@ -195,8 +208,8 @@ typedef struct process {
   side_jump *side_jumps;  /* waiting for their function's first copy */
   size_t nside_jumps, capside_jumps;
   core_gdbjit gdbjit;     /* GDB's view of the copies (descriptor 0: none) */
-  const module_file *libc; /* libc.so.6 when it is not instrumented (its dlopen usable) */
-  uint64_t libc_bias;
+  bool libc;              /* libc.so.6 is there, not instrumented (its dlopen usable) */
+  uint64_t dlopen_fn, dlsym_fn; /* its dlopen and dlsym in the process, 0 when it exports none */
   bool sigtrap_seen;      /* the program's own SIGTRAP came with this action set: */
   uint64_t sigtrap_action[4]; /* struct k_sigaction: handler, flags, restorer, mask */
 } process;
@@ -210,6 +223,7 @@ typedef struct thread {
 struct core_session {
   core_session_options opt;
   module_file *files;     /* every module file opened */
+  libc_exports libc;      /* the last libc.so.6 looked at, not opened as a module */
   pid_t main_pid;
   int deferred_sig;       /* signal that arrived during a remote system call */
   pid_t deferred_tid;     /* in this thread, for its next resume */
