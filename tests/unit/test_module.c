@@ -6,7 +6,9 @@
  * binary.  Also unit-tests the .eh_frame parser (eh_frame.c) on crafted bytes,
  * and core/image.c's layout of a file's segments against one read here with
  * pread, segment by segment, zero elsewhere (as the ELF specification puts
- * them), for mapped segments, read ones and a truncated file.
+ * them), for mapped segments, read ones and a truncated file; and
+ * core_module_exports against readelf's dynamic symbols (libc, a library
+ * with two versions of one function).
  * Runs with no arguments; prints each failure; exit status 0 when all pass. */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -505,6 +507,72 @@ static void test_parts(void) {
 }
 /* }=== */
 
+/* {=== exports (core_module_exports) ===*/
+
+/* The value of NAME's default version in PATH's dynamic symbols, as readelf
+ * prints them ("NAME@@V", or "NAME" unversioned); 0 when it has none. */
+static uint64_t readelf_export(const char *path, const char *name) {
+  char line[4096], *cmd = fmt("readelf -W --dyn-syms '%s'", path);
+  FILE *p = popen(cmd, "r");
+  uint64_t found = 0;
+  while (p && fgets(line, sizeof line, p)) {
+    char value[32], type[32], ndx[32], sym[256];
+    if (sscanf(line, " %*[0-9]: %31s %*s %31s %*s %*s %31s %255s", value, type, ndx, sym) != 4) continue;
+    if (strcmp(type, "FUNC") || !strcmp(ndx, "UND")) continue;
+    size_t n = strlen(name);
+    if (!strncmp(sym, name, n) && (sym[n] == '\0' || !strncmp(sym + n, "@@", 2))) found = strtoull(value, NULL, 16);
+  }
+  if (p) pclose(p);
+  free(cmd);
+  return found;
+}
+
+/* A library with two versions of f: f@V1 (old_f) and the default f@@V2
+ * (new_f), at different addresses. */
+static const char versioned_library[] =
+    "__asm__(\".symver old_f, f@V1\");\n"
+    "__asm__(\".symver new_f, f@@V2\");\n"
+    "int old_f(void) { return 1; }\n"
+    "int new_f(void) { return 2; }\n"
+    "int g(void) { return 3; }\n";
+
+static void test_exports(void) {
+  const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
+  static const char *const names[] = {"dlopen", "dlsym", "malloc", "lazyprobe_not_exported", NULL};
+  uint64_t addrs[4];
+  CHECK(core_module_exports(libc, names, addrs) == LP_OK, "exports of libc: %s", lp_error());
+  for (int k = 0; k < 4; k++) {
+    uint64_t want = readelf_export(libc, names[k]);
+    CHECK(addrs[k] == want, "libc: %s at 0x%" PRIx64 ", readelf says 0x%" PRIx64, names[k], addrs[k], want);
+  }
+  CHECK(addrs[0] && addrs[1] && !addrs[3], "libc: dlopen, dlsym found, the unknown name not");
+
+  char *src = fmt("%s/versioned.c", tmpdir), *map = fmt("%s/versioned.map", tmpdir);
+  char *lib = fmt("%s/libversioned.so", tmpdir);
+  write_file(src, versioned_library, sizeof versioned_library - 1);
+  static const char script[] = "V1 { global: f; g; local: *; };\nV2 { global: f; } V1;\n";
+  write_file(map, script, sizeof script - 1);
+  char *cc = fmt("gcc -O2 -shared -fPIC -Wl,--version-script='%s' -o '%s' '%s'", map, lib, src);
+  CHECK(system(cc) == 0, "%s failed", cc);
+  static const char *const fg[] = {"f", "g", NULL};
+  uint64_t at[2];
+  CHECK(core_module_exports(lib, fg, at) == LP_OK, "exports of %s: %s", lib, lp_error());
+  CHECK(at[0] && at[0] == readelf_export(lib, "f"), "f at 0x%" PRIx64 ", its default version at 0x%" PRIx64,
+        at[0], readelf_export(lib, "f"));
+  CHECK(at[1] && at[1] == readelf_export(lib, "g"), "g at 0x%" PRIx64, at[1]);
+
+  char *text = fmt("%s/not-elf.txt", tmpdir);
+  write_file(text, "hello\n", 6);
+  CHECK(core_module_exports(text, fg, at) == LP_ERR && strstr(lp_error(), "not an ELF file"),
+        "a text file: \"%s\"", lp_error());
+  free(text);
+  free(cc);
+  free(src);
+  free(map);
+  free(lib);
+}
+/* }=== */
+
 /* {=== errors ===*/
 
 static void expect_error(const char *what, const char *path, const char *substring) {
@@ -856,6 +924,7 @@ int main(void) {
   test_parts();
   test_bin_ls();
   test_image();
+  test_exports();
   if (getenv("KEEP_TMP")) { /* for debugging: leave the built programs */
     printf("test_module: kept %s\n", tmpdir);
   } else {
