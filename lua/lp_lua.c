@@ -366,9 +366,12 @@ lp_status lp_lua_probes(lp_lua *lp, uint32_t *probes) {
 }
 
 static void push_hex(lua_State *L, uint64_t v) {
-  char buf[24];
-  snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-  lua_pushstring(L, buf);
+  char buf[19], *at = buf + sizeof buf; /* "0x" and 16 digits at most */
+  do *--at = "0123456789abcdef"[v & 15];
+  while (v >>= 4);
+  *--at = 'x';
+  *--at = '0';
+  lua_pushlstring(L, at, (size_t)(buf + sizeof buf - at));
 }
 
 /* The files a run table is made from (l_push_run's light userdata). */
@@ -403,13 +406,14 @@ static void add_seen(lua_State *L, lp_graph *g, int fns, lua_Integer n, const sh
   if (!lp_graph_merge(g, (uint32_t)n - 1, c, f)) luaL_error(L, "out of memory");
 }
 
-/* Pushes the table of a function seen first in C. */
-static void push_function(lua_State *L, const shm_counters *c, const shm_function *f, const char *module) {
+/* Pushes the table of a function seen first in C; its module's path is at
+ * index MODULE. */
+static void push_function(lua_State *L, const shm_counters *c, const shm_function *f, int module) {
   uint32_t state = f->state < 4 ? f->state : 0;
   lua_createtable(L, 0, 10);
   lua_pushstring(L, shm_string(c, f->name));
   lua_setfield(L, -2, "name");
-  lua_pushstring(L, module);
+  lua_pushvalue(L, module);
   lua_setfield(L, -2, "module");
   lua_pushinteger(L, (lua_Integer)f->addr);
   lua_setfield(L, -2, "address");
@@ -485,27 +489,43 @@ static int l_push_run(lua_State *L) {
 
   lua_newtable(L); /* functions */
   int fns_list = lua_gettop(L);
-  lua_newtable(L); /* index: "module|addr" -> position in functions */
+  lua_newtable(L); /* index: module path -> { address -> position in functions } */
   int index = lua_gettop(L);
+  lua_pushnil(L); /* the path of the module of the function at hand */
+  lua_pushnil(L); /* and its addresses in the index */
+  int module = index + 1, by_address = index + 2;
   lua_Integer n = 0;
   for (size_t k = 0; k < nfiles; k++) {
     const shm_counters *c = &files[k];
     const shm_function *fns = shm_functions(c);
     const shm_module *mods = shm_modules(c);
     if (!lp_graph_reserve(g, c)) return luaL_error(L, "out of memory");
+    uint32_t module_id = UINT32_MAX; /* module and by_address are this file's module MODULE_ID's */
     for (uint32_t i = 0; i < c->header->nfunctions; i++) {
       if (fns[i].state == SHM_EXCLUDED) continue; /* not selected: in no report */
-      const char *module = shm_string(c, mods[fns[i].module].path);
-      lua_pushfstring(L, "%s|%I", module, (lua_Integer)fns[i].addr);
-      lua_pushvalue(L, -1);
-      if (lua_rawget(L, index) == LUA_TNUMBER) { /* seen in another process: add up */
+      if (fns[i].module != module_id) {
+        module_id = fns[i].module;
+        lua_pushstring(L, shm_string(c, mods[module_id].path));
+        lua_pushvalue(L, -1);
+        lua_replace(L, module);
+        if (lua_rawget(L, index) == LUA_TNIL) {
+          lua_pop(L, 1);
+          lua_newtable(L);
+          lua_pushvalue(L, module);
+          lua_pushvalue(L, -2);
+          lua_rawset(L, index);
+        }
+        lua_replace(L, by_address);
+      }
+      lua_Integer address = (lua_Integer)fns[i].addr;
+      if (lua_rawgeti(L, by_address, address) == LUA_TNUMBER) { /* seen in another process: add up */
         add_seen(L, g, fns_list, lua_tointeger(L, -1), c, &fns[i]);
-        lua_pop(L, 2);
+        lua_pop(L, 1);
         continue;
       }
       lua_pop(L, 1);
       lua_pushinteger(L, ++n);
-      lua_rawset(L, index);
+      lua_rawseti(L, by_address, address);
       uint32_t id;
       if (!lp_graph_add(g, c, &fns[i], &id)) return luaL_error(L, "out of memory");
       push_function(L, c, &fns[i], module);
@@ -513,7 +533,7 @@ static int l_push_run(lua_State *L) {
       lua_rawseti(L, fns_list, n);
     }
   }
-  lua_pop(L, 1); /* index */
+  lua_settop(L, index - 1); /* the index and what it kept at hand */
   lua_setfield(L, -2, "functions");
   return 1;
 }
