@@ -11,8 +11,8 @@ local coverage = {
 }
 
 function coverage.report(run)
-  local text, stats = lcov.tracefile(run, lazyprobe)
-  local ok, err = lazyprobe.write("coverage.info", text)
+  local pieces, stats = lcov.tracefile(run, lazyprobe)
+  local ok, err = lazyprobe.write("coverage.info", pieces)
   if not ok then error(err, 0) end
   ok, err = lazyprobe.write("coverage-nolines.txt", lcov.nolines_summary(stats, run.probes and run.probes.entry == "cover"))
   if not ok then error(err, 0) end

@@ -76,10 +76,28 @@ static int l_print(lua_State *L) {
   return 0;
 }
 
+/* Writes all of [P, P + LEN) to FD; false when it could not. */
+static bool write_all(int fd, const char *p, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, p, len);
+    if (n <= 0) return false;
+    p += n;
+    len -= (size_t)n;
+  }
+  return true;
+}
+
+/* lazyprobe.write(name, text): TEXT a string, or an array of strings written
+ * one after the other (a large report made of pieces is never joined into
+ * one string: on sqlite the join and its buffer were 2 MB of the report's
+ * memory). */
 static int l_write(lua_State *L) {
   const char *name = luaL_checkstring(L, 1);
-  size_t len;
-  const char *text = luaL_checklstring(L, 2, &len);
+  bool pieces = lua_type(L, 2) == LUA_TTABLE;
+  lua_Integer n = pieces ? luaL_len(L, 2) : 1;
+  if (!pieces) luaL_checkstring(L, 2);
+  for (lua_Integer i = 1; pieces && i <= n; i++, lua_pop(L, 1))
+    if (lua_rawgeti(L, 2, i) != LUA_TSTRING) return luaL_argerror(L, 2, "an array of strings");
   lp_lua *lp = self(L);
   if (strchr(name, '/')) return luaL_argerror(L, 1, "a file name, not a path");
   int fd = openat(lp->opt.outdir_fd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
@@ -88,14 +106,18 @@ static int l_write(lua_State *L) {
     lua_pushfstring(L, "%s/%s: %s", lp->opt.outdir, name, strerror(errno));
     return 2;
   }
-  size_t done = 0;
-  while (done < len) {
-    ssize_t n = write(fd, text + done, len - done);
-    if (n <= 0) break;
-    done += (size_t)n;
+  bool written = true;
+  for (lua_Integer i = 1; written && i <= n; i++) {
+    size_t len;
+    const char *text;
+    if (pieces) lua_rawgeti(L, 2, i);
+    else lua_pushvalue(L, 2);
+    text = lua_tolstring(L, -1, &len);
+    written = write_all(fd, text, len);
+    lua_pop(L, 1);
   }
   close(fd);
-  if (done != len) {
+  if (!written) {
     lua_pushnil(L);
     lua_pushfstring(L, "%s/%s: short write", lp->opt.outdir, name);
     return 2;

@@ -2,7 +2,9 @@
 -- geninfo(1), "tracefile format": SF, FN/FNDA/FNF/FNH, BRDA/BRF/BRH,
 -- DA/LF/LH, end_of_record), read by genhtml and `lcov --summary`.
 --
--- lcov.tracefile(run, source) -> text, stats
+-- lcov.tracefile(run, source) -> pieces, stats
+--   pieces: the tracefile's text as an array of strings, in order (what
+--   lazyprobe.write takes as it is: sqlite's ~1 MB is never joined).
 --   source has source_files() (whose files:lines and files:branches write
 --   their rows given a format) and format_rows (the `lazyprobe` library; a
 --   mock in tests).
@@ -118,7 +120,7 @@ function lcov.tracefile(run, source)
       stats.lines, stats.lines_hit = stats.lines + nlns, stats.lines_hit + lh
     end
   end
-  return table.concat(out), stats
+  return out, stats
 end
 
 -- The functions that have no line info, one per line: count, state, name,

@@ -30,6 +30,10 @@ local function mock_library(outdir, line_tables, real_files)
   end
   function lib.write(name, text)
     assert(type(name) == "string" and not name:find("/"), "write: a file name")
+    if type(text) == "table" then -- an array of strings, written in order
+      for i = 1, #text do assert(type(text[i]) == "string", "write: an array of strings") end
+      text = table.concat(text)
+    end
     assert(type(text) == "string", "write: text")
     lib.files[name] = text
     if real_files then
