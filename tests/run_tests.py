@@ -2227,6 +2227,14 @@ COLLECTOR_SOURCES = {
     'syntax_error.lua': 'return { report = function(run)\n  this is not lua\nend }\n',
     'bad_probes.lua': 'return { probes = { blocks = "everything" }, report = function() end }\n',
     'bad_entry.lua': 'return { probes = { entry = "count" }, report = function() end }\n',
+    'writer.lua': ('return { report = function(run)\n'
+                   '  assert(lazyprobe.write("text.txt", "one string\\n"))\n'
+                   '  assert(lazyprobe.write("pieces.txt", { "a", "bc", "", "d\\n", ("x"):rep(70000) }))\n'
+                   '  local ok, err = pcall(lazyprobe.write, "bad.txt", { "x", 1 })\n'
+                   '  lazyprobe.print("pieces with a number: " .. tostring(ok) .. " " .. tostring(err))\n'
+                   '  ok, err = pcall(lazyprobe.write, "a/b", "x")\n'
+                   '  lazyprobe.print("a path: " .. tostring(ok) .. " " .. tostring(err))\n'
+                   'end }\n'),
     'sampler.lua': ('local last = -1\nreturn { interval = 0.05, sample = function(run)\n'
                     '  local n = 0\n  for _, f in ipairs(run.functions) do n = n + f.count end\n'
                     '  assert(n >= last, "counts went down")\n  last = n\n'
@@ -2332,6 +2340,32 @@ def test_collector_errors(ctx):
         if len(lines) != 1 or not lines[0].startswith(PREFIX) or field not in lines[0]:
             probs.append('expected one lazyprobe: line naming %s, got %s' % (field, short(err)))
         results.append((tname, probs))
+
+    tname = 'collectors/write'
+    outdir = ctx.scratch(tname)
+    cmd = [ctx.lp, 'run', '-c', os.path.join(src, 'writer.lua'), '-o', outdir, '--', binary]
+    st, out, err, _ = run_proc(cmd, timeout=RUN_TIMEOUT)
+    text = err.decode(errors='replace') + out.decode(errors='replace')
+    probs = []
+    def content(name):
+        try:
+            with open(os.path.join(outdir, name), 'rb') as f:
+                return f.read()
+        except OSError:
+            return None
+    if st != nst:
+        probs.append('status %d vs %d natively: %s' % (st, nst, short(err)))
+    if content('text.txt') != b'one string\n':
+        probs.append('text.txt: %s' % short(content('text.txt') or b'(none)'))
+    if content('pieces.txt') != b'abcd\n' + b'x' * 70000:
+        probs.append('pieces.txt is not its pieces in order: %s' % short(content('pieces.txt') or b'(none)'))
+    if content('bad.txt') is not None:
+        probs.append('bad.txt written from a table holding a number')
+    if not re.search(r'pieces with a number: false .*array of strings', text):
+        probs.append('no error for a table holding a number: %s' % short(err))
+    if not re.search(r'a path: false .*a file name, not a path', text):
+        probs.append('no error for a path: %s' % short(err))
+    results.append((tname, probs + (['  [repro: %s]' % ' '.join(cmd)] if probs else [])))
 
     tname = 'collectors/sample'
     outdir = ctx.scratch(tname)
