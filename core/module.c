@@ -548,15 +548,19 @@ static lp_status load(core_module *m, Elf *elf) {
   return st;
 }
 
+/* Maps PATH (map_file) when its header says it is a module we can read. */
+static lp_status map_module(const char *path, uint8_t **image, size_t *size) {
+  LP_CHECK(map_file(path, image, size));
+  if (check_header(path, *image, *size) == LP_OK) return LP_OK;
+  munmap(*image, *size);
+  return LP_ERR;
+}
+
 lp_status core_module_open(const char *path, core_module **out) {
   *out = NULL;
   uint8_t *image = NULL;
   size_t size = 0;
-  LP_CHECK(map_file(path, &image, &size));
-  if (check_header(path, image, size) != LP_OK) {
-    munmap(image, size);
-    return LP_ERR;
-  }
+  LP_CHECK(map_module(path, &image, &size));
   core_module *m = calloc(1, sizeof *m);
   module_internal *in = calloc(1, sizeof *in);
   char *path_copy = strdup(path);
@@ -595,11 +599,7 @@ lp_status core_module_exports(const char *path, const char *const names[], uint6
   while (names[count]) addrs[count++] = 0;
   uint8_t *image = NULL;
   size_t size = 0;
-  LP_CHECK(map_file(path, &image, &size));
-  if (check_header(path, image, size) != LP_OK) {
-    munmap(image, size);
-    return LP_ERR;
-  }
+  LP_CHECK(map_module(path, &image, &size));
   elf_version(EV_CURRENT);
   Elf *elf = elf_memory((char *)image, size);
   Elf_Scn *dynsym = NULL, *versym = NULL;
