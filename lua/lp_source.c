@@ -551,7 +551,7 @@ static int l_branch_counts(lua_State *L) {
  * ways: key line << 32 | the order they came in, file the branch point
  * (numbered over the run), count the times taken or -1 for "-" (line_count
  * elements, so that sort_by_key sorts them). */
-#define NO_LINE (-1)
+#define NO_LINE LUA_MININTEGER /* no sum of counts is: a collector may set any count */
 
 typedef struct src_file {
   lua_Integer *total;
