@@ -3,8 +3,8 @@
  * the .eh_frame FDEs (eh_frame.c), PLT stubs and non-code left out, one entry
  * per address with a size and the room up to the next function, a cold part
  * (gcc's NAME.cold) and its hot part linked; and the GOT slots of its PLT
- * stubs (.rela.plt JUMP_SLOTs) by symbol name.  And, for a file that is not
- * instrumented, a few of its exports alone (core_module_exports). */
+ * stubs (.rela.plt JUMP_SLOTs) by symbol name.  core_module_exports looks up
+ * a few exported functions without any of that (libc's dlopen and dlsym). */
 #include "module.h"
 
 #include <errno.h>

@@ -670,10 +670,8 @@ lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch
     module_file *unwinder;
     const char *base = path ? strrchr(path, '/') : NULL;
     if (base && !strcmp(base, "/libc.so.6") && !core_select_module(&s->opt.select, path, false) &&
-        libc_exports_of(s, path, &libc) == LP_OK) {
+        libc_exports_of(s, path, &libc) == LP_OK)
       libc_bias = libs[j].bias;
-      p->libc = true;
-    }
     if (!path) st = lp_fail("out of memory");
     else if (core_select_module(&s->opt.select, path, false) && module_file_open(s, path, &files[j]) != LP_OK)
       fprintf(stderr, "lazyprobe: not instrumented: %s\n", lp_error());
@@ -699,6 +697,7 @@ lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch
   LP_CHECK(remote(s, p, tid, scratch, SYS_mmap, 0, PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
                   (uint64_t)-1, 0, &page));
   p->scratch = (uint64_t)page;
+  p->libc = libc != NULL;
   p->dlopen_fn = libc && libc->dlopen ? libc->dlopen + libc_bias : 0;
   p->dlsym_fn = libc && libc->dlsym ? libc->dlsym + libc_bias : 0;
   /* Stubs only where no thread may be inside a function's first bytes: a
