@@ -726,6 +726,46 @@ static bool has_file(line_sink *sink, const core_line *row) {
   return sf && in_use(fs->t, find_line(fs->t, (uint32_t)(sf - fs->t->v), row->line));
 }
 
+/* The files FIRST .. t->n - 1, new in this files:add, put in the order of
+ * their paths, as line_counts(f) lists them (docs/COLLECTORS.md: paths() in
+ * the order they came): they were added as f's rows met them.  Nothing of
+ * theirs is in T yet but the indices the function's lines in TOUCHED hold
+ * (FIND, keyed by them, is not read again before touched_clear). */
+static void sort_new_files(lua_State *L, src_files *t, int paths, size_t first) {
+  size_t n = t->n - first;
+  if (n < 2) return;
+  luaL_checkstack(L, (int)n, "too many source files");
+  int base = lua_gettop(L);
+  uint32_t *order = malloc(n * sizeof *order), *rank = malloc(n * sizeof *rank);
+  if (!order || !rank) {
+    free(order);
+    free(rank);
+    luaL_error(L, "out of memory");
+    return;
+  }
+  for (size_t k = 0; k < n; k++) { /* path k at base + 1 + k; order by insertion: a function names few */
+    lua_rawgeti(L, paths, (lua_Integer)(first + k) + 1);
+    const char *path = lua_tostring(L, -1);
+    size_t j = k;
+    for (; j > 0 && strcmp(lua_tostring(L, base + 1 + (int)order[j - 1]), path) > 0; j--) order[j] = order[j - 1];
+    order[j] = (uint32_t)k;
+  }
+  for (size_t r = 0; r < n; r++) {
+    size_t k = order[r];
+    rank[k] = (uint32_t)r;
+    lua_pushvalue(L, base + 1 + (int)k);
+    lua_pushinteger(L, (lua_Integer)(first + r) + 1);
+    lua_rawset(L, paths);
+    lua_pushvalue(L, base + 1 + (int)k);
+    lua_rawseti(L, paths, (lua_Integer)(first + r) + 1);
+  }
+  for (size_t k = 0; k < t->ntouched; k++)
+    if (t->touched[k].file >= first) t->touched[k].file = (uint32_t)first + rank[t->touched[k].file - first];
+  free(order);
+  free(rank);
+  lua_settop(L, base);
+}
+
 /* files:add(f) -> entry_file, entry_line, or nil, message: f's line counts
  * (lazyprobe.line_counts) and branch points (lazyprobe.branch_counts) added
  * to the files they belong to. */
@@ -739,8 +779,10 @@ static int l_files_add(lua_State *L) {
   int paths = lua_gettop(L);
   file_sink s = {{put_file, has_file, false}, L, t, paths, files, -1, 0};
   touched_clear(t);
+  size_t known = t->n;
   long entry;
   const char *why = collect_lines(&f, &s.sink, &entry);
+  if (!why && !s.sink.failed) sort_new_files(L, t, paths, known);
   branch_way *w = NULL;
   size_t nw = 0;
   bool ok = !why && !s.sink.failed && collect_branches(&f, &w, &nw);
