@@ -44,6 +44,16 @@ local function same_format(f, lines, branches)
     end
     return #first
   end
+  -- the writer's own digits and short copies: every digit count either side of
+  -- its boundary, both signs, the extremes, and texts of 0 to 40 bytes
+  local ints, texts = { 0, math.maxinteger, math.mininteger }, {}
+  for p = 1, 18 do
+    local ten = 10 ^ p // 1
+    for _, v in ipairs({ ten - 1, ten, ten + 1 }) do ints[#ints + 1], ints[#ints + 2] = v, -v end
+  end
+  for i = 1, #ints do texts[i] = string.rep("x", (i - 1) % 41) end
+  check("%d|%x|%s|%d\n", ints, ints, texts, ints)
+  check("%s%s%d\n", texts, texts, ints)
   if not lines then return 0 end
   local negative, float = {}, {}
   for i, c in ipairs(lines.count) do negative[i], float[i] = -c - i, c + 0.5 end
