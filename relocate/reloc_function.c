@@ -35,9 +35,13 @@ typedef struct builder {
   size_t *indirect;       /* indices of indirect jmps */
   size_t nindirect, capindirect, examined;
   bool leaves_to_original;
-  const uint64_t *unshared; /* tables left unresolved: arcs met a second dispatch through them */
+  const uint64_t *unshared; /* tables left unresolved: arcs met a second dispatch through them,
+                               or their base register does not hold them where a dispatch
+                               reads it (unsettled_table) */
   size_t nunshared;
   uint64_t shared;          /* such a table met now: decoding starts again without it */
+  const uint64_t *sides;    /* where the function is entered besides its entry */
+  size_t nsides;
   struct {                  /* base_of's last answer, good while no instruction is added */
     int reg;
     size_t n;
@@ -276,6 +280,145 @@ static bool base_of(const reloc_plan *p, int reg, uint64_t *table, uint64_t *ref
   return *table != 0;
 }
 
+/* {=== a table base that only the ways into one dispatch must keep ===
+ *
+ * base_of asks every write of the register in the whole function to be the
+ * lea; gcc also hoists the lea of a switch's table out of a loop in a
+ * function that calls elsewhere (zlib's gz_open parses its mode string so):
+ * the calls clobber the register, but none lies on a way into the dispatch.
+ * So, when base_of says no, the ways back from the dispatch are walked: every
+ * one must meet `lea REG, [rip+T]` (one T) before any other write of REG,
+ * and none may reach the entry or a side entry (REG comes from outside
+ * there).  The ways back are the fall-through predecessor, the direct
+ * branches and the rewritten tables' dispatches that jump there; a table
+ * resolved later adds ways (its cases going back into the loop), which is
+ * why the dispatch is checked again once all is decoded. */
+
+typedef struct way_in {
+  uint64_t to;
+  uint32_t from; /* index of the branch or dispatch */
+} way_in;
+
+static int by_to(const void *a, const void *b) {
+  uint64_t x = ((const way_in *)a)->to, y = ((const way_in *)b)->to;
+  return x < y ? -1 : x > y;
+}
+
+/* The jumps into the function's decoded code, sorted by target, into *OUT
+ * (NULL when none); SIZE_MAX when out of memory. */
+static size_t ways_in(const reloc_plan *p, way_in **out) {
+  size_t n = 0, cap = 0;
+  *out = NULL;
+  for (size_t i = 0; i < p->n; i++) {
+    const reloc_insn *in = &p->insns[i];
+    bool direct = in->x.flow == X64_FLOW_JMP || in->x.flow == X64_FLOW_JCC || in->x.flow == X64_FLOW_JCC_SHORT;
+    const reloc_table *t = in->table_jmp >= 0 ? &p->tables[in->table_jmp] : NULL;
+    size_t m = direct ? 1 : t ? t->nentries : 0;
+    if (m && !grow((void **)out, &cap, n + m, sizeof **out)) {
+      free(*out);
+      *out = NULL;
+      return SIZE_MAX;
+    }
+    for (size_t k = 0; k < m; k++) {
+      uint64_t to = direct ? in->x.target : t->targets[k];
+      if (inside(p, to)) (*out)[n++] = (way_in){to, (uint32_t)i};
+    }
+  }
+  if (n) qsort(*out, n, sizeof **out, by_to);
+  return n;
+}
+
+/* The instruction that falls through to ADDR (index), or -1. */
+static long falls_into(const reloc_plan *p, uint64_t addr) {
+  if (addr <= p->lo || addr > p->hi) return -1;
+  int32_t s = p->at[addr - 1 - p->lo];
+  long i = s > 0 ? s - 1 : s < 0 ? -s - 1 : -1;
+  if (i < 0 || p->insns[i].x.addr + p->insns[i].x.len != addr) return -1;
+  return reloc_falls_through(&p->insns[i]) && !p->insns[i].noreturn ? i : -1;
+}
+
+typedef struct base_walk {
+  reloc_plan *p;
+  int reg;
+  bool *seen;
+  size_t *stack, top;  /* instructions on entering which REG is wanted */
+  uint64_t table, ref; /* the lea met, once one is */
+} base_walk;
+
+/* Instruction FROM leads to one whose REG is wanted: false when it writes
+ * REG with anything but the lea of the table. */
+static bool way_back(base_walk *bw, size_t from) {
+  if (bw->seen[from]) return true;
+  bw->seen[from] = true;
+  x64_insn *in = &bw->p->insns[from].x;
+  uint64_t t;
+  if (!x64_insn_may_write(in, bw->reg)) {
+    bw->stack[bw->top++] = from;
+    return true;
+  }
+  if (!x64_decode_operands(in) || !x64_insn_lea_rip(in, bw->reg, &t) || (bw->table && t != bw->table)) return false;
+  bw->table = t;
+  bw->ref = in->addr;
+  return true;
+}
+
+/* Does REG hold one table T wherever it reaches the dispatch JMP (index)?
+ * SIDES (N of them): where the function is entered besides its entry. */
+static bool base_reaches(reloc_plan *p, size_t jmp, int reg, const uint64_t *sides, size_t nsides, uint64_t *table,
+                         uint64_t *ref) {
+  way_in *ways;
+  size_t nways = ways_in(p, &ways);
+  base_walk bw = {p, reg, calloc(p->n, sizeof *bw.seen), malloc(p->n * sizeof *bw.stack), 0, 0, 0};
+  bool ok = nways != SIZE_MAX && bw.seen && bw.stack;
+  if (ok) {
+    bw.seen[jmp] = true;
+    bw.stack[bw.top++] = jmp;
+  }
+  while (ok && bw.top) {
+    uint64_t a = p->insns[bw.stack[--bw.top]].x.addr;
+    ok = a != p->entry;
+    for (size_t k = 0; ok && k < nsides; k++) ok = sides[k] != a;
+    long fall = falls_into(p, a);
+    if (ok && fall >= 0) ok = way_back(&bw, (size_t)fall);
+    way_in key = {a, 0}, *w = ok && nways ? bsearch(&key, ways, nways, sizeof key, by_to) : NULL;
+    while (w && w > ways && w[-1].to == a) w--;
+    for (; ok && w && w < ways + nways && w->to == a; w++) ok = way_back(&bw, w->from);
+  }
+  free(ways);
+  free(bw.seen);
+  free(bw.stack);
+  *table = bw.table;
+  *ref = bw.ref;
+  return ok && bw.table;
+}
+
+/* Once all is decoded, a table whose base register no longer holds it
+ * where its dispatches read it (the cases decoded through it go back into
+ * them, or write the register), or 0.  Held across the whole function
+ * (base_of), or on every way into each of its dispatches (base_reaches): then
+ * every other indirect jmp must be resolved too, as one left to read the
+ * register would dispatch through the copy's table, into the copy, by arcs
+ * no stub of its own counts. */
+static uint64_t unsettled_table(const builder *b) {
+  reloc_plan *p = b->p;
+  for (size_t t = 0; t < p->ntables; t++) {
+    const reloc_table *tb = &p->tables[t];
+    uint64_t table, ref;
+    if (!tb->base_reg || (base_of(p, tb->base_reg, &table, &ref) && table == tb->table)) continue;
+    for (size_t i = 0; i < p->n; i++) {
+      const reloc_insn *in = &p->insns[i];
+      if (in->x.flow != X64_FLOW_JMP_INDIRECT) continue;
+      if (in->table_jmp < 0) return tb->table;
+      if (in->table_jmp == (int32_t)t &&
+          (!base_reaches(p, i, tb->base_reg, b->sides, b->nsides, &table, &ref) || table != tb->table))
+        return tb->table;
+    }
+  }
+  return 0;
+}
+
+/* }=== */
+
 /* base_of, once per register while the decoded instructions stay the same
  * (every dispatch of an interpreter asks for the same register: one walk of
  * the function each would be quadratic). */
@@ -325,7 +468,8 @@ static lp_status resolve_tables(builder *b, bool *more) {
     const x64_insn *jmp = &p->insns[i].x;
     x64_table_match m = {0};
     bool matched = x64_match_jump_table(jmp, prev_insn, p, &m) &&
-                   (!m.base_reg || m.table || base_of_cached(b, m.base_reg, &m.table, &m.ref));
+                   (!m.base_reg || m.table || base_of_cached(b, m.base_reg, &m.table, &m.ref) ||
+                    base_reaches(p, i, m.base_reg, b->sides, b->nsides, &m.table, &m.ref));
     for (size_t k = 0; matched && k < b->nunshared; k++) matched = m.table != b->unshared[k];
     if (!matched) {
       /* jmp [rip+x]: a tail call through the GOT or a pointer, not a way back in;
@@ -531,7 +675,7 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
     }
     p->at = calloc((size_t)(fn->hi - fn->lo), sizeof *p->at);
     uint64_t code_end = fn->code_base + fn->code_size;
-    b = (builder){.p = p, .fn = fn, .unshared = unshared, .nunshared = nunshared};
+    b = (builder){.p = p, .fn = fn, .unshared = unshared, .nunshared = nunshared, .sides = sides, .nsides = nsides};
     b.dhi = code_end < fn->hi ? code_end : fn->hi;
     if (!p->at || (p->probes.covered && !p->covered)) {
       lp_fail("out of memory");
@@ -551,6 +695,10 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
       if (drain(&b) != LP_OK) goto out;
       if (resolve_tables(&b, &more) != LP_OK) goto out;
     }
+    if (!b.shared && (b.shared = unsettled_table(&b)) && nunshared == MAX_UNSHARED) {
+      lp_fail("the register holding the jump table at 0x%" PRIx64 " is written in a case", b.shared);
+      goto out;
+    }
     if (b.shared) {
       unshared[nunshared++] = b.shared;
       free(b.work);
@@ -558,13 +706,6 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
       reloc_plan_free(p);
     }
   } while (b.shared);
-  for (size_t t = 0; t < p->ntables; t++) { /* the cases decoded through it keep the base */
-    uint64_t table, ref;
-    if (p->tables[t].base_reg && (!base_of(p, p->tables[t].base_reg, &table, &ref) || table != p->tables[t].table)) {
-      lp_fail("the register holding the jump table at 0x%" PRIx64 " is written in a case", p->tables[t].table);
-      goto out;
-    }
-  }
   name_copies_of_tables(p);
   if (sort_insns(p) != LP_OK) goto out;
   p->entry_index = (size_t)p->at[fn->entry - p->lo] - 1;

@@ -964,7 +964,7 @@ DUMP_ARCS_ONLY = os.path.join(TEST_COLLECTORS, 'dump_arcs_only.lua')  # arcs=tru
 # flow conservation (arcs/).  Not here: sigalrm (its busy loop runs until a
 # timer fires: block counts depend on time, so two runs differ), sleeper
 # (never ends), and the programs that need arguments (maps_check, marker).
-PROBE_PROGRAMS = ['fib', 'jumptable', 'bytetable', 'cgoto', 'tailcall', 'funcptr', 'qsort_cb', 'longjmp', 'segv',
+PROBE_PROGRAMS = ['fib', 'jumptable', 'switchloop', 'bytetable', 'cgoto', 'tailcall', 'funcptr', 'qsort_cb', 'longjmp', 'segv',
                   'many', 'sigusr1', 'echo_stdin', 'tiny', 'exit_status', 'abort', 'branches',
                   'noreturn_callee']
 
@@ -973,6 +973,10 @@ PROBE_PROGRAMS = ['fib', 'jumptable', 'bytetable', 'cgoto', 'tailcall', 'funcptr
 # table load is not on the fall-through path back from it; the relocator does
 # not follow jumps back and that dispatch leaves the copy.
 PROBE_SKIP = {'cgoto': {'O0'}}
+
+# Programs compared with callgrind block by block in their PIE build too, where
+# a switch's table holds offsets from a base register (tests/corpus/switchloop.c).
+PIE_PROBE_PROGRAMS = [('switchloop', 'O2'), ('switchloop', 'O3'), ('jumptable', 'O2'), ('cgoto', 'O2')]
 
 
 
@@ -1152,7 +1156,7 @@ def block_counts_problems(funcs, what):
     return probs
 
 
-def test_blocks(ctx, prog_name, opt):
+def test_blocks(ctx, prog_name, opt, link='nopie'):
     """blocks/PROG/Ox-nopie-sym: every block's count (probes blocks="count")
     equals callgrind's execution count of the block's first instruction, and
     every instruction callgrind saw executed inside a relocated function lies
@@ -1160,24 +1164,32 @@ def test_blocks(ctx, prog_name, opt):
     cover/PROG/Ox-nopie-sym: with blocks="cover" (the probes of -c coverage:
     the entry's mark for block 1, none on the blocks known from the blocks
     they dominate), each block is 1 exactly when callgrind executed its first
-    instruction."""
-    names = ['%s/%s/%s-nopie-sym' % (kind, prog_name, opt) for kind in ('blocks', 'cover')]
+    instruction.
+    With LINK 'pie' (Ox-pie-sym): the same on the PIE build, whose switches
+    dispatch through tables of 32-bit offsets from a base register (a lea
+    that may lie far from the dispatch).  callgrind gives the executable's
+    addresses at link time there too, but .init and .fini (valgrind puts them
+    in no object) at run time: _init and _fini are left out."""
+    variant = '%s-%s-sym' % (opt, link)
+    names = ['%s/%s/%s' % (kind, prog_name, variant) for kind in ('blocks', 'cover')]
     if not shutil.which('valgrind'):
         return [(n, ['valgrind not installed']) for n in names]
     prog = ctx.progs[prog_name]
-    binary = corpus_variant_nopie(ctx, prog_name, opt)
+    binary = ctx.binary(prog_name, (opt, link, 'sym'))[0]
     s = ctx.scratch(names[0])
     cg, err = run_callgrind_instr(binary, prog.stdin, os.path.join(s, 'callgrind.out'))
     if err:
         return [(n, [err]) for n in names]
     counts = exe_instr_counts(cg, binary)
     nst, nout, _, _ = run_proc([binary], prog.stdin)
-    return [(name, block_problems(ctx, prog, binary, counts, (nst, nout), collector, kind, name))
+    skip = ('_init', '_fini') if link == 'pie' else ()
+    return [(name, block_problems(ctx, prog, binary, counts, (nst, nout), collector, kind, name, skip))
             for name, collector, kind in zip(names, (DUMP_BLOCKS, DUMP_BLOCKS_COVER), ('count', 'cover'))]
 
 
-def block_problems(ctx, prog, binary, counts, native, collector, kind, name):
-    """test_blocks' checks of one run of COLLECTOR (block probes KIND)."""
+def block_problems(ctx, prog, binary, counts, native, collector, kind, name, skip=()):
+    """test_blocks' checks of one run of COLLECTOR (block probes KIND), the
+    functions named in SKIP left out."""
     dump, lst, lout, lerr, repro, err = lp_dump(ctx, collector, binary, prog.stdin,
                                                 os.path.join(ctx.scratch(name), 'out'))
     repro = repro[:-1] + '; valgrind --tool=callgrind --dump-instr=yes --skip-plt=no %s]' % binary
@@ -1188,7 +1200,7 @@ def block_problems(ctx, prog, binary, counts, native, collector, kind, name):
         probs.append('status/stdout differ from the native run (%d vs %d)' % (lst, native[0]))
     if dump.get('probes', {}).get('blocks') != kind:
         probs.append('run.probes.blocks is %r, expected "%s"' % (dump.get('probes', {}).get('blocks'), kind))
-    funcs = exe_functions(dump, binary)
+    funcs = [f for f in exe_functions(dump, binary) if f['name'] not in skip]
     probs += block_counts_problems(funcs, 'lazyprobe')
     faults = CALLGRIND_FAULTS.get(prog.name, {})
     compared = nonzero = 0
@@ -2430,6 +2442,8 @@ def main():
                              lambda pn=pn, o=o: test_blocks(ctx, pn, o)))
                 jobs.append(('arcs/%s/%s-nopie-sym' % (pn, o),
                              lambda pn=pn, o=o: test_arcs(ctx, pn, o)))
+        for pn, o in PIE_PROBE_PROGRAMS:
+            jobs.append(('blocks/%s/%s-pie-sym' % (pn, o), lambda pn=pn, o=o: test_blocks(ctx, pn, o, 'pie')))
         for o in OPTS:
             jobs.append(('arcs/branches/%s-nopie-g' % o, lambda o=o: test_arcs_known(ctx, o)))
         for pn, o in GCOV_PROGRAMS:

@@ -75,14 +75,21 @@ bool x64_insn_lea_rip(const x64_insn *i, int reg, uint64_t *target) {
 
 /* }=== */
 
-/* A `mov [m], x` whose bytes lie apart from LOADED's (same base and index,
- * displacements that do not overlap): gcc stores a flag next to the byte it
- * switches on (`cmpb $8, 0x65(%rbx); movb $1, 0x67(%rbx); ja; movzbl
- * 0x65(%rbx), %eax`). */
-static bool stores_beside(const x64_insn *i, const x64_operand *loaded) {
+/* A store that cannot change LOADED, the memory a switch's index is read
+ * from after its bound was checked on it: a `mov [m], x` whose bytes lie
+ * apart (same base and index, displacements that do not overlap: gcc stores
+ * a flag next to the byte it switches on, `cmpb $8, 0x65(%rbx); movb $1,
+ * 0x67(%rbx); ja; movzbl 0x65(%rbx), %eax`), or a store into the stack
+ * frame while LOADED is addressed through another register (jsoncpp's
+ * Value::asInt: `cmpb $5, 8(%rdi); movaps %xmm2, (%rsp); ja; movzbl
+ * 8(%rdi), %eax`).  The compiler read the memory twice around the store,
+ * which it does only where the two do not overlap. */
+static bool stores_apart(const x64_insn *i, const x64_operand *loaded) {
   const x64_operand *m = &i->op[0];
-  if (i->mnemonic != ZYDIS_MNEMONIC_MOV || m->type != X64_OP_MEM || i->rip_relative ||
-      m->base != loaded->base || m->index != loaded->index || m->scale != loaded->scale)
+  if (m->type != X64_OP_MEM || i->rip_relative) return false;
+  if (m->base == ZYDIS_REGISTER_RSP && loaded->base != ZYDIS_REGISTER_RSP && loaded->base) return true;
+  if (i->mnemonic != ZYDIS_MNEMONIC_MOV || m->base != loaded->base || m->index != loaded->index ||
+      m->scale != loaded->scale)
     return false;
   int64_t a = m->disp, b = loaded->disp;
   return a + (int64_t)(m->size / 8) <= b || b + (int64_t)(loaded->size / 8) <= a;
@@ -156,7 +163,7 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       if (may_write(&e, lea_reg)) return false;
     }
     if (have_bound) {
-      if (!confirm || (!e.everything && (in_memory ? !(e.memory && !stores_beside(i, &loaded))
+      if (!confirm || (!e.everything && (in_memory ? !(e.memory && !stores_apart(i, &loaded))
                                                     : !may_write(&e, idx))))
         continue;
       if (in_memory || i->mnemonic != ZYDIS_MNEMONIC_MOVZX || !is_reg(a, idx) || a->size < 32 ||
@@ -198,7 +205,7 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       continue;
     }
     if (in_memory) {
-      if ((e.memory && !stores_beside(i, &loaded)) || (loaded.base && may_write(&e, loaded.base)) ||
+      if ((e.memory && !stores_apart(i, &loaded)) || (loaded.base && may_write(&e, loaded.base)) ||
           (loaded.index && may_write(&e, loaded.index))) {
         if (!bound_by_width(implicit, unknown_check, out)) return false;
         have_bound = true;

@@ -11,7 +11,8 @@
  * register-to-register mov/movzx renames of the index are followed, and an
  * index loaded from memory (`mov eX, [rbp+d]` at -O0, `movzx eax, byte
  * [rcx+rax]` at -O2) is bounded by a compare of that memory of the load's
- * width with no store (but a mov to bytes beside it), and no change to its
+ * width with no store (but a mov to bytes beside it, or a store into the
+ * stack frame when that memory is addressed otherwise), and no change to its
  * address registers, in between (but `lea rI, [rK+d]` of its index, whose
  * address is then [rB+rK*s+d*s]).
  * N is unsigned at the compare's width (`cmp r15b, 0xb5`: 182 entries); a
