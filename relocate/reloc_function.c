@@ -42,6 +42,11 @@ typedef struct builder {
   uint64_t shared;          /* such a table met now: decoding starts again without it */
   const uint64_t *sides;    /* where the function is entered besides its entry */
   size_t nsides;
+  struct way_in *ways;      /* ways_in's answer, good while no instruction or table is added */
+  size_t nways, ways_n, ways_ntables;
+  bool branched;            /* prev_way went back through a branch (in the match being made) */
+  size_t *recheck;          /* dispatches so matched: matched again once all is decoded */
+  size_t nrecheck, caprecheck;
   struct {                  /* base_of's last answer, good while no instruction is added */
     int reg;
     size_t n;
@@ -392,27 +397,91 @@ static bool base_reaches(reloc_plan *p, size_t jmp, int reg, const uint64_t *sid
   return ok && bw.table;
 }
 
-/* Once all is decoded, a table whose base register no longer holds it
- * where its dispatches read it (the cases decoded through it go back into
- * them, or write the register), or 0.  Held across the whole function
- * (base_of), or on every way into each of its dispatches (base_reaches): then
- * every other indirect jmp must be resolved too, as one left to read the
- * register would dispatch through the copy's table, into the copy, by arcs
- * no stub of its own counts. */
-static uint64_t unsettled_table(const builder *b) {
+/* }=== */
+
+/* {=== the way back to a bound check ===
+ *
+ * gcc may split a switch in two (the cases below a byte and those above it,
+ * jsoncpp's Reader::readToken): the second's bound check then jumps to its
+ * dispatch (`cmp $0x22, %al; jbe L` ... `L: lea; movzbl %al, %eax; ...;
+ * jmp *%rax`) or its index was zero-extended before a branch into it.  The
+ * matcher walks back through such a branch when it is the only way in: no
+ * instruction falls through there, no table entry and no other branch goes
+ * there, and it is neither the entry nor a side entry.  Decoding may add ways
+ * in later: every dispatch is matched again once all is decoded
+ * (unsettled_table). */
+
+static struct way_in *ways_cached(builder *b, size_t *n) {
   reloc_plan *p = b->p;
-  for (size_t t = 0; t < p->ntables; t++) {
-    const reloc_table *tb = &p->tables[t];
-    uint64_t table, ref;
-    if (!tb->base_reg || (base_of(p, tb->base_reg, &table, &ref) && table == tb->table)) continue;
-    for (size_t i = 0; i < p->n; i++) {
-      const reloc_insn *in = &p->insns[i];
-      if (in->x.flow != X64_FLOW_JMP_INDIRECT) continue;
-      if (in->table_jmp < 0) return tb->table;
-      if (in->table_jmp == (int32_t)t &&
-          (!base_reaches(p, i, tb->base_reg, b->sides, b->nsides, &table, &ref) || table != tb->table))
-        return tb->table;
-    }
+  if (!b->ways || b->ways_n != p->n || b->ways_ntables != p->ntables) {
+    free(b->ways);
+    b->nways = ways_in(p, &b->ways);
+    b->ways_n = p->n;
+    b->ways_ntables = p->ntables;
+  }
+  *n = b->nways == SIZE_MAX ? 0 : b->nways;
+  return b->nways == SIZE_MAX ? NULL : b->ways;
+}
+
+static const x64_insn *prev_way(void *ctx, const x64_insn *cur) {
+  builder *b = ctx;
+  reloc_plan *p = b->p;
+  const x64_insn *in = prev_insn(p, cur);
+  if (in || falls_into(p, cur->addr) >= 0 || cur->addr == p->entry) return in;
+  for (size_t k = 0; k < b->nsides; k++)
+    if (b->sides[k] == cur->addr) return NULL;
+  size_t n;
+  way_in *ways = ways_cached(b, &n), key = {cur->addr, 0};
+  way_in *w = n ? bsearch(&key, ways, n, sizeof key, by_to) : NULL;
+  if (!w || (w > ways && w[-1].to == cur->addr) || (w + 1 < ways + n && w[1].to == cur->addr)) return NULL;
+  reloc_insn *br = &p->insns[w->from];
+  if (br->table_jmp >= 0 || !x64_decode_operands(&br->x)) return NULL;
+  b->branched = true;
+  return &br->x;
+}
+
+/* Does REG hold table TB wherever the dispatch I (index) reads it, once all
+ * is decoded?  Across the whole function (base_of), or on every way into the
+ * dispatch (base_reaches): then every other indirect jmp must be resolved
+ * too, as one left to read the register would dispatch through the copy's
+ * table, into the copy, by arcs no stub of its own counts. */
+static bool base_settled(const builder *b, const reloc_table *tb, int reg, size_t i) {
+  reloc_plan *p = b->p;
+  uint64_t table, ref;
+  if (base_of(p, reg, &table, &ref) && table == tb->table) return true;
+  for (size_t j = 0; j < p->n; j++)
+    if (p->insns[j].x.flow == X64_FLOW_JMP_INDIRECT && p->insns[j].table_jmp < 0) return false;
+  return base_reaches(p, i, reg, b->sides, b->nsides, &table, &ref) && table == tb->table;
+}
+
+/* Once all is decoded, a table whose rewriting no longer holds, or 0: a
+ * dispatch matched through a branch (prev_way) that now matches otherwise
+ * (another way in was decoded since), or whose lea, met through the branch,
+ * is no nearer its dispatch than a hoisted base (a table named by the load
+ * itself, non-PIE, has none); or a base register that no
+ * longer holds its table where a dispatch reads it (the cases decoded
+ * through the table go back into it, or write the register). */
+static uint64_t unsettled_table(builder *b) {
+  reloc_plan *p = b->p;
+  for (size_t k = 0; k < b->nrecheck; k++) {
+    size_t i = b->recheck[k];
+    const reloc_table *tb = &p->tables[p->insns[i].table_jmp];
+    x64_table_match m = {0};
+    if (!x64_match_jump_table(&p->insns[i].x, prev_way, b, &m) || m.kind != tb->kind ||
+        (!m.implicit && m.nentries > tb->nentries) || (!m.base_reg && m.table != tb->table) ||
+        (m.base_reg && m.base_reg != tb->base_reg))
+      return tb->table;
+    long lea = m.base_reg ? -1 : reloc_insn_at(p, m.ref); /* or the load that names the table itself */
+    uint64_t t;
+    int reg = m.base_reg ? m.base_reg
+              : lea >= 0 && x64_insn_lea_rip(&p->insns[lea].x, p->insns[lea].x.op[0].reg, &t) ? p->insns[lea].x.op[0].reg
+                                                                                          : 0;
+    if (reg && !base_settled(b, tb, reg, i)) return tb->table;
+  }
+  for (size_t i = 0; i < p->n; i++) {
+    int t = p->insns[i].table_jmp;
+    if (t >= 0 && p->tables[t].base_reg && !base_settled(b, &p->tables[t], p->tables[t].base_reg, i))
+      return p->tables[t].table;
   }
   return 0;
 }
@@ -467,7 +536,8 @@ static lp_status resolve_tables(builder *b, bool *more) {
     size_t i = b->indirect[b->examined];
     const x64_insn *jmp = &p->insns[i].x;
     x64_table_match m = {0};
-    bool matched = x64_match_jump_table(jmp, prev_insn, p, &m) &&
+    b->branched = false;
+    bool matched = x64_match_jump_table(jmp, prev_way, b, &m) &&
                    (!m.base_reg || m.table || base_of_cached(b, m.base_reg, &m.table, &m.ref) ||
                     base_reaches(p, i, m.base_reg, b->sides, b->nsides, &m.table, &m.ref));
     for (size_t k = 0; matched && k < b->nunshared; k++) matched = m.table != b->unshared[k];
@@ -532,6 +602,11 @@ static lp_status resolve_tables(builder *b, bool *more) {
       if (m.ref2) p->insns[p->at[m.ref2 - p->lo] - 1].table_ref = (int32_t)t;
     }
     p->insns[i].table_jmp = (int32_t)t;
+    if (b->branched) {
+      if (!grow((void **)&b->recheck, &b->caprecheck, b->nrecheck + 1, sizeof *b->recheck))
+        return lp_fail("out of memory");
+      b->recheck[b->nrecheck++] = i;
+    }
     for (size_t k = 0; k < p->tables[t].nentries; k++)
       if (inside(p, p->tables[t].targets[k])) LP_CHECK(push_work(b, p->tables[t].targets[k]));
     *more = true;
@@ -703,6 +778,8 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
       unshared[nunshared++] = b.shared;
       free(b.work);
       free(b.indirect);
+      free(b.ways);
+      free(b.recheck);
       reloc_plan_free(p);
     }
   } while (b.shared);
@@ -750,6 +827,8 @@ out:
   free(sides);
   free(b.work);
   free(b.indirect);
+  free(b.ways);
+  free(b.recheck);
   if (st != LP_OK) reloc_plan_free(p);
   return st;
 }

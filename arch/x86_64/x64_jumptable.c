@@ -147,9 +147,9 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
   bool unknown_check = false; /* a ja/jae tests `cmp R, N` with R not known to be the index */
   unsigned confirm = 0; /* a compare of this many bits (< 32) bounds the index if, further
                            back, it is zero-extended from at most as many (movzx) */
-  const x64_insn *i = prev(ctx, from);
+  const x64_insn *after = from, *i = prev(ctx, from); /* I comes right before AFTER on the way back */
   for (int steps = 0; i && steps < SCAN_LIMIT && !(have_bound && have_lea && !confirm);
-       steps++, i = prev(ctx, i)) {
+       steps++, after = i, i = prev(ctx, i)) {
     effects e = effects_of(i);
     const x64_operand *a = &i->op[0], *b = &i->op[1];
     if (!have_lea) {
@@ -166,6 +166,11 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       if (!confirm || (!e.everything && (in_memory ? !(e.memory && !stores_apart(i, &loaded))
                                                     : !may_write(&e, idx))))
         continue;
+      if (!in_memory && i->mnemonic == ZYDIS_MNEMONIC_MOV && is_reg(a, idx) && a->size >= 32 &&
+          b->type == X64_OP_REG && b->size == a->size) {
+        idx = b->reg; /* a copy (jsoncpp's Value::operator<): the zero-extension is its source's */
+        continue;
+      }
       if (in_memory || i->mnemonic != ZYDIS_MNEMONIC_MOVZX || !is_reg(a, idx) || a->size < 32 ||
           b->size > confirm)
         return false;
@@ -177,8 +182,12 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       have_bound = true;
       continue;
     }
-    if (i->mnemonic == ZYDIS_MNEMONIC_JNBE || i->mnemonic == ZYDIS_MNEMONIC_JNB) {
-      pending = i->mnemonic == ZYDIS_MNEMONIC_JNBE ? 1 : 2;
+    bool above = i->mnemonic == ZYDIS_MNEMONIC_JNBE || i->mnemonic == ZYDIS_MNEMONIC_JNB;
+    if (above || i->mnemonic == ZYDIS_MNEMONIC_JBE || i->mnemonic == ZYDIS_MNEMONIC_JB) {
+      /* the way on: ja/jae not taken, or jbe/jb taken (a branch that is the only way in) */
+      bool taken = i->target == after->addr && i->addr + i->len != after->addr;
+      if (above != taken) pending = i->mnemonic == ZYDIS_MNEMONIC_JNBE || i->mnemonic == ZYDIS_MNEMONIC_JBE ? 1 : 2;
+      else if (above) pending = 0; /* ja/jae taken: the index is past the bound */
       continue;
     }
     bool on_index = in_memory ? same_memory(a, &loaded) : is_reg(a, idx);

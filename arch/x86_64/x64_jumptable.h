@@ -5,9 +5,9 @@
  *                     (or movsxd rax,dword [rS+rT]) … lea rU,[rip+T] … add rax,rU … jmp rax
  *   (ABS64, non-PIE)  jmp qword [rX*8+T]
  *   (ABS64, -O0)      mov rJ,qword [rX*8+T] … jmp rJ
- * each with a bound check `cmp eX/rX, N` + `ja/jae default` found by walking
- * back along fall-through predecessors: instructions that write neither the
- * flags nor the index may sit between the cmp and the ja (`mov edi, edi`),
+ * each with a bound check `cmp eX/rX, N` + `ja/jae default` (or `jbe/jb` to
+ * the dispatch) found by walking back along the predecessors the caller gives
+ * (x64_prev_insn): instructions that write neither the flags nor the index may sit between the cmp and the ja (`mov edi, edi`),
  * register-to-register mov/movzx renames of the index are followed, and an
  * index loaded from memory (`mov eX, [rbp+d]` at -O0, `movzx eax, byte
  * [rcx+rax]` at -O2) is bounded by a compare of that memory of the load's
@@ -61,7 +61,9 @@ typedef struct x64_table_match {
 } x64_table_match;
 
 /* The instruction that falls through into CUR (ends at CUR's address and does
- * not end its path), with its operands decoded (x64_decode_operands), or NULL.
+ * not end its path), with its operands decoded (x64_decode_operands), or NULL;
+ * or, where none falls through, a branch that is the only way into CUR (the
+ * bound check then is a jbe/jb taken, as well as a ja/jae not taken).
  * JMP itself is indirect: x64_decode gave it its operands. */
 typedef const x64_insn *(*x64_prev_insn)(void *ctx, const x64_insn *cur);
 

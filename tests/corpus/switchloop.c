@@ -3,8 +3,13 @@
  * parse_mode(): zlib's gz_open: a loop over a mode string whose switch loads
  * its table's address once, before the loop, in a function that calls out
  * before and after it (the calls clobber that register, none inside the loop).
+ * classify(): jsoncpp's Reader::readToken: gcc splits a switch on a byte in
+ * two (up to ':' and above it); the second's bound check is a jbe into its
+ * dispatch, where no instruction falls through.
  * kind_of(): jsoncpp's Value::asInt: the switch compares a byte in memory,
  * stores into its own stack frame, then reads the byte again.
+ * order(): jsoncpp's Value::operator<: the switch compares the low byte of a
+ * copy (mov %rax, %rdx; ...; cmp $7, %dl) of a zero-extended byte.
  * Counts: main runs each over fixed inputs (see the expects). */
 #include <stdio.h>
 #include <string.h>
@@ -13,8 +18,11 @@
 /* expect: parse_mode 40 */
 /* expect: mode_begin 40 */
 /* expect: mode_end 40 */
+/* expect: classify 2000 */
 /* expect: kind_of 300 */
 /* expect: kind_use 300 */
+/* expect: order 300 */
+/* expect: order_helper 24 */
 
 volatile long sink;
 
@@ -52,6 +60,33 @@ __attribute__((noipa)) long parse_mode(const char *s)
     return mode_end(&m);
 }
 
+__attribute__((noipa)) int classify(const unsigned char *p)
+{
+    unsigned char c = *p;
+    if (c <= ':') {
+        switch (c) {
+        case '"': return 1;
+        case '/': return 2;
+        case '-': case '0': case '1': case '2': case '3': case '4':
+        case '5': case '6': case '7': case '8': case '9': return 3;
+        case ',': return 4;
+        case ':': return 5;
+        case ' ': case '\t': case '\n': return 6;
+        default: return 0;
+        }
+    }
+    switch (c) {
+    case '[': return 7;
+    case ']': return 8;
+    case '{': return 9;
+    case '}': return 10;
+    case 't': return 11;
+    case 'f': return 12;
+    case 'n': return 13;
+    default: return 0;
+    }
+}
+
 struct obj { long pad; unsigned char kind; long v; };
 
 __attribute__((noipa)) long kind_use(const long *frame, long n) { return frame[0] + frame[1] + n; }
@@ -72,15 +107,40 @@ __attribute__((noipa)) long kind_of(const struct obj *o)
     return kind_use(frame, n);
 }
 
+__attribute__((noipa)) long order_helper(long a) { sink += a; return a; }
+
+__attribute__((noipa)) int order(const struct obj *x, const struct obj *y)
+{
+    int delta = x->kind - y->kind;
+    if (delta)
+        return delta < 0;
+    switch (x->kind) {
+    case 0: return 0;
+    case 1: return x->v < y->v;
+    case 2: return order_helper(x->v) < y->v;
+    case 3: return x->v > y->v;
+    case 4: return (x->v ^ 1) < y->v;
+    case 5: return order_helper(y->v) > x->v;
+    case 6: return x->v * 2 < y->v;
+    case 7: return x->v + 3 < y->v;
+    }
+    return 0;
+}
+
 int main(void)
 {
     static const char *modes[] = {"rb", "wb9", "ab6f", "r+bh", "wbR", "w1F", "rT", "wx", "re", "w9e"};
     long total = 0;
     for (int k = 0; k < 40; k++)
         total += parse_mode(modes[k % 10]);
+    static const char text[] = "{\"a\": [1, -2, true, false, null], \"b\": {\"c\": \"d\"}} /x";
+    for (int k = 0; k < 2000; k++)
+        total += classify((const unsigned char *)text + k % (sizeof text - 1));
     for (int k = 0; k < 300; k++) {
         struct obj o = {k, (unsigned char)(k % 8), k};
         total += kind_of(&o);
+        struct obj p = {k, (unsigned char)((k + (k % 3 != 0)) % 8), k * 7 % 11};
+        total += order(&o, &p);
     }
     printf("total %ld\n", total);
     return 0;
