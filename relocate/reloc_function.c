@@ -440,6 +440,16 @@ static const x64_insn *prev_way(void *ctx, const x64_insn *cur) {
   return &br->x;
 }
 
+/* Does instruction FROM reach TO by falling through, a few instructions on? */
+static bool falls_from(const reloc_plan *p, size_t from, size_t to) {
+  const x64_insn *in = &p->insns[to].x;
+  for (int steps = 0; in && steps < 32; steps++) {
+    if (in == &p->insns[from].x) return true;
+    in = prev_insn((void *)p, in);
+  }
+  return false;
+}
+
 /* Does REG hold table TB wherever the dispatch I (index) reads it, once all
  * is decoded?  Across the whole function (base_of), or on every way into the
  * dispatch (base_reaches): then every other indirect jmp must be resolved
@@ -456,9 +466,10 @@ static bool base_settled(const builder *b, const reloc_table *tb, int reg, size_
 
 /* Once all is decoded, a table whose rewriting no longer holds, or 0: a
  * dispatch matched through a branch (prev_way) that now matches otherwise
- * (another way in was decoded since), or whose lea, met through the branch,
- * is no nearer its dispatch than a hoisted base (a table named by the load
- * itself, non-PIE, has none); or a base register that no
+ * (another way in was decoded since), or whose lea, met through the branch
+ * (not on the straight line before the dispatch), is no nearer it than a
+ * hoisted base (a table named by the load itself, non-PIE, has none); or a
+ * base register that no
  * longer holds its table where a dispatch reads it (the cases decoded
  * through the table go back into it, or write the register). */
 static uint64_t unsettled_table(builder *b) {
@@ -474,8 +485,10 @@ static uint64_t unsettled_table(builder *b) {
     long lea = m.base_reg ? -1 : reloc_insn_at(p, m.ref); /* or the load that names the table itself */
     uint64_t t;
     int reg = m.base_reg ? m.base_reg
-              : lea >= 0 && x64_insn_lea_rip(&p->insns[lea].x, p->insns[lea].x.op[0].reg, &t) ? p->insns[lea].x.op[0].reg
-                                                                                          : 0;
+              : lea >= 0 && x64_insn_lea_rip(&p->insns[lea].x, p->insns[lea].x.op[0].reg, &t) &&
+                        !falls_from(p, (size_t)lea, i)
+                  ? p->insns[lea].x.op[0].reg
+                  : 0;
     if (reg && !base_settled(b, tb, reg, i)) return tb->table;
   }
   for (size_t i = 0; i < p->n; i++) {
