@@ -60,6 +60,15 @@ function entries compared through the functions, lone "}" lines skipped, what th
 made itself left out). -O0 because inlining makes gcov count code by the function it came
 from (docs/COMPAT.md says what -O2 changes).
 
+With sqlite3, xz, zlib and jsoncpp (direct mode), one more line each: the suite's oracles
+(tests/run_tests.py) on one small deterministic case of the program (speedtest1 --memdb --size
+1, xz -6 of the real file, minigzip -9 of it, jsoncpp_test): every block's count under
+blocks="count" probes equals callgrind's count of its first instruction and nothing ran outside
+the blocks, blocks="cover" gives 1 exactly where that count is not 0, flow is conserved under
+arcs, and tests/collectors/check_source.lua (the C report helpers against their plain-Lua
+statement) agrees on every function of the cover and the arcs runs. Not Lua: its string hashes
+are seeded from addresses and the time, so two of its runs do not run the same blocks.
+
 Prints one "PASS name" / "FAIL name: reasons" line per program (and mode), a summary line,
 and with --json all measurements (bench/run.py's finish()). Everything goes to
 bench/work/compat/ (git-ignored); builds are kept and reused.
@@ -494,6 +503,98 @@ def gcov_check_jsoncpp(lp, timeout):
     return "PASS jsoncpp -O0 line coverage = gcov's (%d lines of src/lib_json compared)" % compared, res
 
 
+# {=== the oracles on real programs ===
+#
+# The suite's oracles (tests/run_tests.py) are run on the corpus; here the same on
+# programs nobody here wrote, one small deterministic case each (Lua is not one: its
+# string hashes are seeded from addresses and the time, so two runs' blocks differ).
+# Returns (PASS/FAIL line, measurements).
+
+def oracle_cases(p, prog):
+    """[(label, argv, stdin)]: runs whose every block count callgrind gives again."""
+    inp = real_input()
+    if prog == "sqlite3":
+        return [("speedtest1 --memdb --size 1", [p["speedtest1"], "--memdb", "--size", "1"], None)]
+    if prog == "xz":
+        return [("xz -6 -T1 real file", [p["xz"], "-6", "-T1", "-c", inp], None)]
+    if prog == "zlib":
+        return [("minigzip -9 real file", [p["minigzip"], "-9"], inp)]
+    if prog == "jsoncpp":
+        return [("jsoncpp_test", [p["test"]], None)]
+    return []
+
+
+def oracle_check(lp, prog, p, timeout):
+    """Every block's count (probes blocks="count") equals callgrind's count of its
+    first instruction and no instruction ran outside the blocks; blocks="cover"
+    gives 1 exactly where callgrind's count is not 0; with arcs, flow is conserved
+    at every block and the counts derived from the arcs equal callgrind's; and
+    lazyprobe.line_counts, branch_counts, format_rows, graph_columns and
+    source_files (C) hold what tests/collectors/source_ref.lua's plain-Lua
+    statement of their rules gives (check_source.lua), on the cover and the arcs
+    runs.  _init and _fini are left out: valgrind charges .init and .fini to no
+    object."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import run_tests as T  # noqa: E402  (the suite's parsers and checks)
+    probs, res = [], {"cases": []}
+    blocks = checked = 0
+    for label, argv, stdin in oracle_cases(p, prog):
+        d = os.path.join(WORK, "oracles", prog)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        cg_out = os.path.join(d, "callgrind.out")
+        cg = run_once(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--skip-plt=no",
+                       "--callgrind-out-file=" + cg_out] + argv, stdin=stdin, timeout=timeout * 10)
+        if not os.path.exists(cg_out):
+            probs.append("%s: callgrind failed (status %s)" % (label, cg["status"]))
+            continue
+        counts = T.exe_instr_counts(T.parse_callgrind_instr(cg_out), argv[0])
+        runs = {}
+        for kind, coll in (("count", T.DUMP_BLOCKS), ("cover", T.DUMP_BLOCKS_COVER), ("arcs", T.DUMP_ARCS)):
+            out = os.path.join(d, kind)
+            r = run_once([lp, "run", "-c", coll, "-o", out, "--"] + argv, stdin=stdin, timeout=timeout)
+            try:
+                runs[kind] = [f for f in T.exe_functions(T.load_dump(out), argv[0]) if f["name"] not in ("_init", "_fini")]
+            except (OSError, ValueError) as e:
+                probs.append("%s: -c %s: no dump (status %s): %s" % (label, kind, r["status"], e))
+        for kind, funcs in runs.items():
+            for f in funcs:
+                bl = f.get("blocks")
+                if not bl or f.get("state") not in ("relocated", "trapped"):
+                    continue
+                for i, b in enumerate(bl, 1):
+                    if "count" not in b:
+                        continue
+                    want = counts.get(b["address"], 0)
+                    want = min(want, 1) if kind == "cover" else want
+                    blocks += kind == "count"
+                    if b["count"] != want:
+                        probs.append("%s: -c %s: %s block %d at 0x%x: %d, callgrind %d" % (
+                            label, kind, f["name"], i, b["address"], b["count"], want))
+                lo, hi = f["address"], f["address"] + (f.get("size") or 0)
+                ranges = [(b["address"], b["address"] + b["size"]) for b in bl]
+                outside = [a for a, n in counts.items() if lo <= a < hi and n and not any(x <= a < y for x, y in ranges)]
+                if outside and kind == "count":
+                    probs.append("%s: %s: callgrind ran 0x%x in no block of its graph" % (label, f["name"], min(outside)))
+        if "arcs" in runs:
+            probs += ["%s: %s" % (label, x) for x in T.flow_problems(runs["arcs"], "arcs")]
+        for kind in ("cover", "arcs"):
+            r = run_once([lp, "report", "-c", T.CHECK_SOURCE, os.path.join(d, kind)], timeout=timeout * 4)
+            m = re.search(rb"check_source: (\d+) functions", r["out"])
+            if r["status"] != 0 or not m:
+                probs.append("%s: check_source on -c %s: %s" % (label, kind, short(r["err"] or r["out"], 300)))
+            else:
+                checked += int(m.group(1))
+        res["cases"].append(label)
+    res.update(blocks=blocks, checked=checked, problems=probs)
+    if probs:
+        return "FAIL %s oracles: %d problems: %s" % (prog, len(probs), "; ".join(probs[:4])), res
+    return ("PASS %s oracles (%s: %d blocks = callgrind's, counts and cover; flow conserved; check_source "
+            "agrees on %d functions)" % (prog, ", ".join(res["cases"]), blocks, checked)), res
+
+# }===
+
+
 def cases_python3(p):
     py = p["python3"]
     return [case("python3 -S -c pass", [py, "-S", "-c", "pass"], py),
@@ -789,7 +890,7 @@ def main():
 
     rev = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
                          text=True).stdout.strip()
-    results, failures, lines, gcov_res = {}, {}, [], None
+    results, failures, lines, gcov_res, oracle_res = {}, {}, [], None, {}
     modes = ["direct", "make-check"] if a.mode == "both" else [a.mode]
     for mode in modes:
         for prog in only:
@@ -834,6 +935,10 @@ def main():
                 line, gcov_res = gcov_check_jsoncpp(lp, a.timeout)
                 log("compat.py: " + line)
                 lines.append(line)
+            if mode == "direct" and oracle_cases(built[prog], prog):
+                line, oracle_res[prog] = oracle_check(lp, prog, built[prog], a.timeout)
+                log("compat.py: " + line)
+                lines.append(line)
     print("# lazyprobe compatibility suite, %s, lazyprobe %s (tree %s), -c %s" % (
         time.strftime("%Y-%m-%d %H:%M"), lp, rev, COLLECTORS))
     print()
@@ -858,7 +963,7 @@ def main():
                                                                  t_runs - t_start))
     out = {"date": time.strftime("%Y-%m-%d %H:%M:%S"), "lazyprobe": lp, "tree": rev, "collectors": COLLECTORS,
            "results": results, "lines": lines, "build_seconds": build_s, "failures": list(failures.values()),
-           "jsoncpp_gcov": gcov_res}
+           "jsoncpp_gcov": gcov_res, "oracles": oracle_res}
     for res in out["results"].values():
         for r in res["cases"]:
             r.pop("pre", None)
