@@ -976,7 +976,7 @@ PROBE_SKIP = {'cgoto': {'O0'}}
 
 # Programs compared with callgrind block by block in their PIE build too, where
 # a switch's table holds offsets from a base register (tests/corpus/switchloop.c).
-PIE_PROBE_PROGRAMS = [('switchloop', 'O2'), ('switchloop', 'O3'), ('jumptable', 'O2'), ('cgoto', 'O2')]
+PIE_PROBE_PROGRAMS = [('switchloop', 'O0'), ('switchloop', 'O2'), ('switchloop', 'O3'), ('jumptable', 'O2'), ('cgoto', 'O2')]
 
 
 
