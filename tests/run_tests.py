@@ -974,9 +974,10 @@ PROBE_PROGRAMS = ['fib', 'jumptable', 'switchloop', 'bytetable', 'cgoto', 'tailc
 # not follow jumps back and that dispatch leaves the copy.
 PROBE_SKIP = {'cgoto': {'O0'}}
 
-# Programs compared with callgrind block by block in their PIE build too, where
-# a switch's table holds offsets from a base register (tests/corpus/switchloop.c).
-PIE_PROBE_PROGRAMS = [('switchloop', 'O0'), ('switchloop', 'O2'), ('switchloop', 'O3'), ('jumptable', 'O2'), ('cgoto', 'O2')]
+# The same programs compared with callgrind, and checked for flow conservation, in
+# their PIE builds too (gcc's default, Debian's), where a switch's table holds
+# offsets from a base register (tests/corpus/switchloop.c).
+PIE_PROBE_PROGRAMS = [(pn, o) for pn in PROBE_PROGRAMS for o in OPTS if o not in PROBE_SKIP.get(pn, ())]
 
 
 
@@ -1122,11 +1123,6 @@ def run_callgrind_instr(binary, stdin, out):
     if to or not os.path.exists(out):
         return None, 'callgrind failed (status %s): %s' % (st, short(e))
     return parse_callgrind_instr(out), None
-
-
-def corpus_variant_nopie(ctx, prog_name, opt):
-    """The corpus's own non-PIE build with symbols (-g0)."""
-    return ctx.binary(prog_name, (opt, 'nopie', 'sym'))[0]
 
 
 def lp_dump(ctx, collector, binary, stdin, outdir, args=()):
@@ -1313,16 +1309,16 @@ def call_counts_problems(measured, derived, what):
     return probs
 
 
-def test_arcs(ctx, prog_name, opt):
+def test_arcs(ctx, prog_name, opt, link='nopie'):
     """arcs/PROG/Ox-nopie-sym: with probes arcs=true, flow conservation at every
     block of every relocated function, and the block counts derived from the
     arcs equal the blocks' own counts (blocks="count") of a second run.  The
     call sites' counts of the first run (call probes) equal those a run
     without call probes gives from its arcs, and those the second run gives
-    from its block counts."""
-    name = 'arcs/%s/%s-nopie-sym' % (prog_name, opt)
+    from its block counts.  With LINK 'pie': the same on the PIE build."""
+    name = 'arcs/%s/%s-%s-sym' % (prog_name, opt, link)
     prog = ctx.progs[prog_name]
-    binary = corpus_variant_nopie(ctx, prog_name, opt)
+    binary = ctx.binary(prog_name, (opt, link, 'sym'))[0]
     s = ctx.scratch(name)
     arcs, st1, out1, _, repro, err = lp_dump(ctx, DUMP_ARCS, binary, prog.stdin,
                                              os.path.join(s, 'arcs'))
@@ -2444,6 +2440,7 @@ def main():
                              lambda pn=pn, o=o: test_arcs(ctx, pn, o)))
         for pn, o in PIE_PROBE_PROGRAMS:
             jobs.append(('blocks/%s/%s-pie-sym' % (pn, o), lambda pn=pn, o=o: test_blocks(ctx, pn, o, 'pie')))
+            jobs.append(('arcs/%s/%s-pie-sym' % (pn, o), lambda pn=pn, o=o: test_arcs(ctx, pn, o, 'pie')))
         for o in OPTS:
             jobs.append(('arcs/branches/%s-nopie-g' % o, lambda o=o: test_arcs_known(ctx, o)))
         for pn, o in GCOV_PROGRAMS:
