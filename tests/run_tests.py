@@ -1060,15 +1060,16 @@ def parse_callgrind_instr(path):
     return res
 
 
-def exe_instr_counts(cg, exe):
-    """Executions per address of the executable: its own object, and "???"
-    (valgrind puts .init/.fini, i.e. _init and _fini, in no object).  Non-PIE
-    only: then its addresses are link-time addresses, and no other object is
-    mapped in its range."""
+def exe_instr_counts(cg, exe, unknown=True):
+    """Executions per address of the executable: its own object, and with
+    UNKNOWN "???" (valgrind puts .init/.fini, i.e. _init and _fini, in no
+    object), for non-PIE executables, whose addresses are link-time addresses
+    in a range no other object is mapped in.  A PIE's "???" is at run-time
+    addresses, which may fall on its link-time ones: not read."""
     counts = {}
     exe_real = os.path.realpath(exe)
     for obj, d in cg.items():
-        if obj == '???' or (obj and os.path.realpath(obj) == exe_real):
+        if (unknown and obj == '???') or (obj and obj != '???' and os.path.realpath(obj) == exe_real):
             for a, n in d.items():
                 counts[a] = counts.get(a, 0) + n
     return counts
@@ -1176,7 +1177,7 @@ def test_blocks(ctx, prog_name, opt, link='nopie'):
     cg, err = run_callgrind_instr(binary, prog.stdin, os.path.join(s, 'callgrind.out'))
     if err:
         return [(n, [err]) for n in names]
-    counts = exe_instr_counts(cg, binary)
+    counts = exe_instr_counts(cg, binary, unknown=link != 'pie')
     nst, nout, _, _ = run_proc([binary], prog.stdin)
     skip = ('_init', '_fini') if link == 'pie' else ()
     return [(name, block_problems(ctx, prog, binary, counts, (nst, nout), collector, kind, name, skip))
