@@ -481,9 +481,8 @@ static uint64_t unsettled_table(builder *b) {
     const reloc_table *tb = &p->tables[p->insns[i].table_jmp];
     x64_table_match m = {0};
     if (!x64_match_jump_table(&p->insns[i].x, prev_way, b, &m) || m.kind != tb->kind ||
-        (!m.implicit && m.nentries > tb->nentries) || (!m.base_reg && m.table != tb->table) ||
-        (m.base_reg && m.base_reg != tb->base_reg))
-      return tb->table;
+        (!m.implicit && m.nentries > tb->nentries) || (!m.base_reg && m.table != tb->table))
+      return tb->table; /* with a base register now, base_settled says whether it holds tb */
     long lea = m.base_reg ? -1 : reloc_insn_at(p, m.ref); /* or the load that names the table itself */
     uint64_t t;
     int reg = m.base_reg ? m.base_reg

@@ -1853,6 +1853,82 @@ static void test_table_hoisted_base(void) {
   }
 }
 
+/* Bases and bounds off the dispatch's straight line (relocate/reloc_function.c,
+ * base_reaches and prev_way; tests/corpus/switchloop.c has gcc's shapes):
+ * v0, zlib's gz_open: the lea of the table before a loop entered by a jmp, a
+ * call elsewhere clobbering its register: resolved, the register holding the
+ * table on every way into the dispatch.  v1: the same, but case 0 writes the
+ * register before it jumps back into the loop: refused, decoding starts
+ * again without the table (the dispatch leaves the copy).  v2, jsoncpp's
+ * readToken: the bound is a jbe taken into the dispatch, where no
+ * instruction falls through: resolved, walking back through the jbe. */
+static void test_table_off_the_straight_line(void) {
+  enum { T0 = 0x28, T1 = 0x30, T2 = 0x24 };
+  static uint8_t in[3][T1 + 12];
+  static const uint8_t v0[] = {
+      0x48, 0x8d, 0x35, T0 - 7, 0, 0, 0, /* 00: lea rsi, [rip+T] */
+      0xeb, 0x03,                        /* 07: jmp 0c */
+      0x48, 0xff, 0xc7,                  /* 09: inc rdi */
+      0x0f, 0xb6, 0x07,                  /* 0c: movzx eax, byte [rdi] */
+      0x3c, 0x02,                        /* 0f: cmp al, 2 */
+      0x77, 0x0e,                        /* 11: ja 21 */
+      0x48, 0x63, 0x04, 0x86,            /* 13: movsxd rax, dword [rsi+rax*4] */
+      0x48, 0x01, 0xf0,                  /* 17: add rax, rsi */
+      0xff, 0xe0,                        /* 1a: jmp rax */
+      0xeb, 0xeb,                        /* 1c: case 0: jmp 09 */
+      0xb0, 0x01, 0xc3,                  /* 1e: case 1: mov al, 1; ret */
+      0xe8, 0x5a, 0, 0, 0,               /* 21: case 2: call SRC+0x80 (rsi clobbered) */
+      0xc3,                              /* 26: ret */
+  };
+  static const uint8_t v1[] = {
+      0x48, 0x8d, 0x35, T1 - 7, 0, 0, 0, 0xeb, 0x03, 0x48, 0xff, 0xc7, 0x0f, 0xb6, 0x07, 0x3c, 0x02,
+      0x77, 0x11,                        /* 11: ja 24 */
+      0x48, 0x63, 0x04, 0x86, 0x48, 0x01, 0xf0, 0xff, 0xe0,
+      0x48, 0x89, 0xfe,                  /* 1c: case 0: mov rsi, rdi */
+      0xeb, 0xe8,                        /* 1f: jmp 09 */
+      0xb0, 0x01, 0xc3,                  /* 21: case 1 */
+      0xe8, 0x57, 0, 0, 0, 0xc3,         /* 24: case 2: call SRC+0x80; ret */
+  };
+  static const uint8_t v2[] = {
+      0x0f, 0xb6, 0x07,                  /* 00: movzx eax, byte [rdi] */
+      0x3c, 0x02,                        /* 03: cmp al, 2 */
+      0x76, 0x03,                        /* 05: jbe 0a */
+      0x31, 0xc0, 0xc3,                  /* 07: xor eax, eax; ret */
+      0x48, 0x8d, 0x35, T2 - 0x11, 0, 0, 0, /* 0a: lea rsi, [rip+T] */
+      0x48, 0x63, 0x04, 0x86,            /* 11: movsxd rax, dword [rsi+rax*4] */
+      0x48, 0x01, 0xf0,                  /* 15: add rax, rsi */
+      0xff, 0xe0,                        /* 18: jmp rax */
+      0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3, 0xb0, 0x03, 0xc3, /* 1a, 1d, 20: cases 0, 1, 2 */
+  };
+  static const uint8_t *const code[3] = {v0, v1, v2};
+  static const size_t sizes[3] = {sizeof v0, sizeof v1, sizeof v2};
+  static const int tables[3] = {T0, T1, T2};
+  static const int cases[3][3] = {{0x1c, 0x1e, 0x21}, {0x1c, 0x21, 0x24}, {0x1a, 0x1d, 0x20}};
+  static const char *const names[3] = {"jump table, base loaded before a loop, a call elsewhere",
+                                       "jump table, base loaded before a loop, written in a case",
+                                       "jump table, bound by a jbe into the dispatch"};
+  for (int v = 0; v < 3; v++) {
+    memset(in[v], 0xcc, sizeof in[v]);
+    memcpy(in[v], code[v], sizes[v]);
+    for (int k = 0; k < 3; k++) {
+      int32_t e = cases[v][k] - tables[v];
+      memcpy(in[v] + tables[v] + 4 * k, &e, 4);
+    }
+    fn_case c = {names[v], in[v], (size_t)tables[v] + 12, (size_t)tables[v], 0, 0};
+    const char *name = names[v];
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+    bool resolved = v != 1;
+    CHECK(p && info.njump_tables == (resolved ? 1u : 0u) && info.leaves_to_original == !resolved,
+          "%zu tables, leaves %d", info.njump_tables, info.leaves_to_original);
+    for (int k = 0; resolved && p && k < 3; k++)
+      CHECK(reloc_copy_offset(p, SRC + (uint64_t)cases[v][k]) >= 0, "case %d was not decoded", k);
+    reloc_plan_free(p);
+    free(out);
+  }
+}
+
 /* The bound compares the memory the index is loaded from, addressed through
  * another register (xz's rc_encode: `cmpl $2, 0x30(%rax,%rdx,4); lea
  * 0xc(%rdx), %rcx; ja; mov (%rax,%rcx,4), %ecx`): resolved.  Not when the
@@ -2378,6 +2454,7 @@ int main(void) {
   test_table_pic_variant();
   test_table_byte_bounds();
   test_table_computed_goto();
+  test_table_off_the_straight_line();
   test_table_sign_extended_index();
   test_table_hoisted_base();
   test_table_memory_through_lea();
