@@ -535,7 +535,9 @@ def oracle_check(lp, prog, p, timeout):
     """Every block's count (probes blocks="count") equals callgrind's count of its
     first instruction and no instruction ran outside the blocks; blocks="cover"
     gives 1 exactly where callgrind's count is not 0; with arcs, flow is conserved
-    at every block and the counts derived from the arcs equal callgrind's; and
+    at every block, the counts derived from the arcs equal callgrind's and every
+    conditional branch callgrind reports (--collect-jumps=yes: those that end one
+    of its blocks) is taken as often as it says; and
     lazyprobe.line_counts, branch_counts, format_rows, graph_columns and
     source_files (C) hold what tests/collectors/source_ref.lua's plain-Lua
     statement of their rules gives (check_source.lua), on the cover and the arcs
@@ -545,20 +547,22 @@ def oracle_check(lp, prog, p, timeout):
     sys.path.insert(0, os.path.join(ROOT, "tests"))
     import run_tests as T  # noqa: E402  (the suite's parsers and checks)
     probs, res = [], {"cases": []}
-    blocks = checked = 0
+    blocks = checked = branches = 0
     for label, argv, stdin in oracle_cases(p, prog):
         d = os.path.join(WORK, "oracles", prog)
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         cg_out = os.path.join(d, "callgrind.out")
         sink = os.path.join(d, "stdout")
-        cg = run_once(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--skip-plt=no",
+        cg = run_once(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--skip-plt=no", "--collect-jumps=yes",
                        "--callgrind-out-file=" + cg_out] + argv, cwd=d, stdin=stdin, timeout=timeout * 10,
                       stdout=sink)
         if not os.path.exists(cg_out):
             probs.append("%s: callgrind failed (status %s)" % (label, cg["status"]))
             continue
-        counts = T.exe_instr_counts(T.parse_callgrind_instr(cg_out), argv[0], unknown=False)
+        jumps = {}
+        counts = T.exe_instr_counts(T.parse_callgrind_instr(cg_out, jumps), argv[0], unknown=False)
+        jumps = T.exe_object(jumps, argv[0])
         runs = {}
         for kind, coll in (("count", T.DUMP_BLOCKS), ("cover", T.DUMP_BLOCKS_COVER), ("arcs", T.DUMP_ARCS)):
             out = os.path.join(d, kind)
@@ -589,6 +593,13 @@ def oracle_check(lp, prog, p, timeout):
                     probs.append("%s: %s: callgrind ran 0x%x in no block of its graph" % (label, f["name"], min(outside)))
         if "arcs" in runs:
             probs += ["%s: %s" % (label, x) for x in T.flow_problems(runs["arcs"], "arcs")]
+            for f in runs["arcs"]:
+                for e in f.get("edges") or [] if not f.get("flow_error") else []:
+                    if e["kind"] == "taken" and "count" in e and e["branch"] in jumps:
+                        branches += 1
+                        if e["count"] != jumps[e["branch"]][0]:
+                            probs.append("%s: %s: branch at 0x%x taken %d times, callgrind %d" % (
+                                label, f["name"], e["branch"], e["count"], jumps[e["branch"]][0]))
         for kind in ("cover", "arcs"):
             r = run_once([lp, "report", "-c", T.CHECK_SOURCE, os.path.join(d, kind)], timeout=timeout * 4)
             m = re.search(rb"check_source: (\d+) functions", r["out"])
@@ -597,11 +608,12 @@ def oracle_check(lp, prog, p, timeout):
             else:
                 checked += int(m.group(1))
         res["cases"].append(label)
-    res.update(blocks=blocks, checked=checked, problems=probs)
+    res.update(blocks=blocks, branches=branches, checked=checked, problems=probs)
     if probs:
         return "FAIL %s oracles: %d problems: %s" % (prog, len(probs), "; ".join(probs[:4])), res
-    return ("PASS %s oracles (%s: %d blocks = callgrind's, counts and cover; flow conserved; check_source "
-            "agrees on %d functions)" % (prog, ", ".join(res["cases"]), blocks, checked)), res
+    return ("PASS %s oracles (%s: %d blocks = callgrind's, counts and cover; flow conserved; %d conditional "
+            "branches taken as often as callgrind says; check_source agrees on %d functions)" % (
+                prog, ", ".join(res["cases"]), blocks, branches, checked)), res
 
 # }===
 

@@ -999,9 +999,13 @@ CALLGRIND_FAULTS = {'segv': {'crash': 8}}
 ARCS_NONLOCAL = {'longjmp', 'segv'}
 
 
-def parse_callgrind_instr(path):
+def parse_callgrind_instr(path, jumps=None):
     """{object: {address: executions}} from a callgrind --dump-instr=yes
-    profile.  With "positions: instr line" every cost line starts with the
+    profile; with JUMPS (a dict) and a profile made with --collect-jumps=yes,
+    JUMPS[object][address] = (taken, executed) of the conditional jumps
+    callgrind reports ("jcnd=TAKEN/EXECUTED target", the jump's own position
+    on the next line; callgrind reports those that end one of its blocks,
+    not every one).  With "positions: instr line" every cost line starts with the
     instruction's address and Ir is its number of executions.  Subposition
     compression (valgrind manual, "Callgrind Format Specification"): "+N" and
     "-N" are relative to the same subposition of the previous cost line, "*"
@@ -1016,6 +1020,7 @@ def parse_callgrind_instr(path):
     last = [0, 0]
     npos = 2
     skip_next = False
+    jcnd = None  # (taken, executed) of a jcnd= line, for the position on the next line
 
     def obname(val):
         m = re.match(r'\((\d+)\)(?:\s+(.*))?$', val)
@@ -1042,6 +1047,12 @@ def parse_callgrind_instr(path):
                 toks = line.split()
                 pos = [subpos(t, i) for i, t in enumerate(toks[:npos])]
                 last[:len(pos)] = pos
+                if jcnd:
+                    if jumps is not None:
+                        d = jumps.setdefault(ob, {})
+                        t, e = d.get(pos[0], (0, 0))
+                        d[pos[0]] = (t + jcnd[0], e + jcnd[1])
+                    jcnd = None
                 if skip_next:
                     skip_next = False
                     continue
@@ -1057,6 +1068,9 @@ def parse_callgrind_instr(path):
                 obname(line[4:])
             elif line.startswith('calls='):
                 skip_next = True
+            elif line.startswith('jcnd='):
+                taken, executed = line[5:].split()[0].split('/')
+                jcnd = (int(taken), int(executed))
     return res
 
 
@@ -1073,6 +1087,15 @@ def exe_instr_counts(cg, exe, unknown=True):
             for a, n in d.items():
                 counts[a] = counts.get(a, 0) + n
     return counts
+
+
+def exe_object(per_object, exe):
+    """The executable's own entry of a callgrind per-object dict ({} if none)."""
+    exe_real = os.path.realpath(exe)
+    for obj, d in per_object.items():
+        if obj and obj != '???' and os.path.realpath(obj) == exe_real:
+            return d
+    return {}
 
 
 def load_dump(outdir):
@@ -1113,17 +1136,18 @@ def build_extra(ctx, prog_name, tag, flags, link_flags=(), separate_compile=Fals
     return out, None
 
 
-def run_callgrind_instr(binary, stdin, out):
-    """Per-instruction execution counts of one valgrind run.  --skip-plt=no:
+def run_callgrind_instr(binary, stdin, out, jumps=None):
+    """Per-instruction execution counts of one valgrind run (and, into JUMPS,
+    its conditional jumps: parse_callgrind_instr).  --skip-plt=no:
     by default callgrind charges the instructions of PLT stubs to the
     instruction that jumped there (a "jmp printf@plt" shows 1 + the stub's
     instructions per execution)."""
-    cmd = ['valgrind', '--tool=callgrind', '--dump-instr=yes', '--skip-plt=no',
+    cmd = ['valgrind', '--tool=callgrind', '--dump-instr=yes', '--skip-plt=no', '--collect-jumps=yes',
            '--callgrind-out-file=' + out, binary]
     st, o, e, to = run_proc(cmd, stdin, timeout=180)
     if to or not os.path.exists(out):
         return None, 'callgrind failed (status %s): %s' % (st, short(e))
-    return parse_callgrind_instr(out), None
+    return parse_callgrind_instr(out, jumps), None
 
 
 def lp_dump(ctx, collector, binary, stdin, outdir, args=()):
@@ -1166,22 +1190,52 @@ def test_blocks(ctx, prog_name, opt, link='nopie'):
     dispatch through tables of 32-bit offsets from a base register (a lea
     that may lie far from the dispatch).  callgrind gives the executable's
     addresses at link time there too, but .init and .fini (valgrind puts them
-    in no object) at run time: _init and _fini are left out."""
+    in no object) at run time: _init and _fini are left out.
+    jumps/PROG/Ox-LINK-sym: with arcs = true, every conditional branch's
+    taken edge has the count callgrind gives its jump (--collect-jumps=yes:
+    callgrind reports the conditional jumps that end one of its blocks; the
+    others are compared through the block counts only)."""
     variant = '%s-%s-sym' % (opt, link)
-    names = ['%s/%s/%s' % (kind, prog_name, variant) for kind in ('blocks', 'cover')]
+    names = ['%s/%s/%s' % (kind, prog_name, variant) for kind in ('blocks', 'cover', 'jumps')]
     if not shutil.which('valgrind'):
         return [(n, ['valgrind not installed']) for n in names]
     prog = ctx.progs[prog_name]
     binary = ctx.binary(prog_name, (opt, link, 'sym'))[0]
     s = ctx.scratch(names[0])
-    cg, err = run_callgrind_instr(binary, prog.stdin, os.path.join(s, 'callgrind.out'))
+    jumps = {}
+    cg, err = run_callgrind_instr(binary, prog.stdin, os.path.join(s, 'callgrind.out'), jumps)
     if err:
         return [(n, [err]) for n in names]
     counts = exe_instr_counts(cg, binary, unknown=link != 'pie')
     nst, nout, _, _ = run_proc([binary], prog.stdin)
     skip = ('_init', '_fini') if link == 'pie' else ()
     return [(name, block_problems(ctx, prog, binary, counts, (nst, nout), collector, kind, name, skip))
-            for name, collector, kind in zip(names, (DUMP_BLOCKS, DUMP_BLOCKS_COVER), ('count', 'cover'))]
+            for name, collector, kind in zip(names, (DUMP_BLOCKS, DUMP_BLOCKS_COVER), ('count', 'cover'))] + \
+        [(names[2], jump_problems(ctx, prog, binary, exe_object(jumps, binary), names[2]))]
+
+
+def jump_problems(ctx, prog, binary, jumps, name):
+    """test_blocks' jumps/: the taken edges of a run with arcs against
+    callgrind's conditional jumps, JUMPS {address: (taken, executed)}."""
+    dump, _, _, _, repro, err = lp_dump(ctx, DUMP_ARCS, binary, prog.stdin, os.path.join(ctx.scratch(name), 'out'))
+    if err:
+        return [err + repro]
+    probs, compared = [], 0
+    for f in exe_functions(dump, binary):
+        if f.get('flow_error') or f.get('state') not in ('relocated', 'trapped'):
+            continue
+        for e in f.get('edges') or []:
+            if e['kind'] != 'taken' or 'count' not in e or e['branch'] not in jumps:
+                continue
+            compared += 1
+            if e['count'] != jumps[e['branch']][0]:
+                probs.append('%s: branch at 0x%x taken %d times, callgrind %d of %d' %
+                             (f['name'], e['branch'], e['count'], jumps[e['branch']][0], jumps[e['branch']][1]))
+    if not compared:
+        probs.append('no conditional branch compared')
+    if probs:
+        probs[0] += repro
+    return probs[:8]
 
 
 def block_problems(ctx, prog, binary, counts, native, collector, kind, name, skip=()):
