@@ -82,12 +82,16 @@ bool x64_insn_lea_rip(const x64_insn *i, int reg, uint64_t *target) {
  * 0x67(%rbx); ja; movzbl 0x65(%rbx), %eax`), or a store into the stack
  * frame while LOADED is addressed through another register (jsoncpp's
  * Value::asInt: `cmpb $5, 8(%rdi); movaps %xmm2, (%rsp); ja; movzbl
- * 8(%rdi), %eax`).  The compiler read the memory twice around the store,
- * which it does only where the two do not overlap. */
+ * 8(%rdi), %eax`; Debian's python3, a prologue shrink-wrapped below the
+ * bound check: `cmpl $0x1b, (%rsi); ja; push %r15; ...; mov (%rsi), %eax`).
+ * The compiler read the memory twice around the store, which it does only
+ * where the two do not overlap. */
 static bool stores_apart(const x64_insn *i, const x64_operand *loaded) {
   const x64_operand *m = &i->op[0];
+  bool elsewhere = loaded->base && loaded->base != ZYDIS_REGISTER_RSP;
+  if (i->mnemonic == ZYDIS_MNEMONIC_PUSH) return elsewhere; /* the prologue after the bound check */
   if (m->type != X64_OP_MEM || i->rip_relative) return false;
-  if (m->base == ZYDIS_REGISTER_RSP && loaded->base != ZYDIS_REGISTER_RSP && loaded->base) return true;
+  if (m->base == ZYDIS_REGISTER_RSP) return elsewhere;
   if (i->mnemonic != ZYDIS_MNEMONIC_MOV || m->base != loaded->base || m->index != loaded->index ||
       m->scale != loaded->scale)
     return false;

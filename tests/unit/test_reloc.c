@@ -1929,6 +1929,47 @@ static void test_table_off_the_straight_line(void) {
   }
 }
 
+/* The bound compares memory that the index is read from again after the
+ * prologue's pushes (Debian's python3: `cmpl $0x1b, (%rsi); ja; push %r15;
+ * ...; mov (%rsi), %eax; jmp *T(,%rax,8)`): pushes store below the stack
+ * pointer, apart from memory addressed through another register: resolved. */
+static void test_table_memory_past_pushes(void) {
+  enum { T = 0x2c };
+  static const uint8_t code[] = {
+      0x83, 0x3e, 0x02,                 /* 00: cmp dword [rsi], 2 */
+      0x77, 0x23,                       /* 03: ja 28 */
+      0x55, 0x53,                       /* 05: push rbp; push rbx */
+      0x8b, 0x06,                       /* 07: mov eax, [rsi] */
+      0x48, 0x8d, 0x15, T - 0x10, 0, 0, 0, /* 09: lea rdx, [rip+T] */
+      0x48, 0x63, 0x04, 0x82,           /* 10: movsxd rax, dword [rdx+rax*4] */
+      0x48, 0x01, 0xd0,                 /* 14: add rax, rdx */
+      0xff, 0xe0,                       /* 17: jmp rax */
+      0x5b, 0x5d, 0xb0, 0x01, 0xc3,     /* 19: case 0: pop rbx; pop rbp; mov al, 1; ret */
+      0x5b, 0x5d, 0xb0, 0x02, 0xc3,     /* 1e: case 1 */
+      0x5b, 0x5d, 0xb0, 0x03, 0xc3,     /* 23: case 2 */
+      0x31, 0xc0, 0xc3,                 /* 28: default: xor eax, eax; ret */
+  };
+  static uint8_t in[T + 12];
+  memset(in, 0xcc, sizeof in);
+  memcpy(in, code, sizeof code);
+  static const int cases[3] = {0x19, 0x1e, 0x23};
+  for (int k = 0; k < 3; k++) {
+    int32_t e = cases[k] - T;
+    memcpy(in + T + 4 * k, &e, 4);
+  }
+  fn_case c = {"jump table, memory bound past the prologue's pushes", in, sizeof in, T, 0, 0};
+  const char *name = c.name;
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+  CHECK(p && info.njump_tables == 1 && !info.leaves_to_original, "%zu tables, leaves %d", info.njump_tables,
+        info.leaves_to_original);
+  for (int k = 0; p && k < 3; k++)
+    CHECK(reloc_copy_offset(p, SRC + (uint64_t)cases[k]) >= 0, "case %d was not decoded", k);
+  reloc_plan_free(p);
+  free(out);
+}
+
 /* The bound compares the memory the index is loaded from, addressed through
  * another register (xz's rc_encode: `cmpl $2, 0x30(%rax,%rdx,4); lea
  * 0xc(%rdx), %rcx; ja; mov (%rax,%rcx,4), %ecx`): resolved.  Not when the
@@ -2455,6 +2496,7 @@ int main(void) {
   test_table_byte_bounds();
   test_table_computed_goto();
   test_table_off_the_straight_line();
+  test_table_memory_past_pushes();
   test_table_sign_extended_index();
   test_table_hoisted_base();
   test_table_memory_through_lea();
