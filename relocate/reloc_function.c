@@ -287,6 +287,20 @@ static bool base_of(const reloc_plan *p, int reg, uint64_t *table, uint64_t *ref
   return *table != 0;
 }
 
+/* base_of, once per register while the decoded instructions stay the same
+ * (every dispatch of an interpreter asks for the same register: one walk of
+ * the function each would be quadratic). */
+static bool base_of_cached(builder *b, int reg, uint64_t *table, uint64_t *ref) {
+  if (b->base.reg != reg || b->base.n != b->p->n) {
+    b->base.reg = reg;
+    b->base.n = b->p->n;
+    b->base.ok = base_of(b->p, reg, &b->base.table, &b->base.ref);
+  }
+  *table = b->base.table;
+  *ref = b->base.ref;
+  return b->base.ok;
+}
+
 /* {=== a table base that only the ways into one dispatch must keep ===
  *
  * base_of asks every write of the register in the whole function to be the
@@ -369,14 +383,26 @@ static bool way_back(base_walk *bw, size_t from) {
   return true;
 }
 
-/* Does REG hold one table T wherever it reaches the dispatch JMP (index)?
- * SIDES (N of them): where the function is entered besides its entry. */
-static bool base_reaches(reloc_plan *p, size_t jmp, int reg, const uint64_t *sides, size_t nsides, uint64_t *table,
-                         uint64_t *ref) {
-  way_in *ways;
-  size_t nways = ways_in(p, &ways);
+/* ways_in, kept while no instruction or table is added. */
+static struct way_in *ways_cached(builder *b, size_t *n) {
+  reloc_plan *p = b->p;
+  if (!b->ways || b->ways_n != p->n || b->ways_ntables != p->ntables) {
+    free(b->ways);
+    b->nways = ways_in(p, &b->ways);
+    b->ways_n = p->n;
+    b->ways_ntables = p->ntables;
+  }
+  *n = b->nways == SIZE_MAX ? 0 : b->nways;
+  return b->nways == SIZE_MAX ? NULL : b->ways;
+}
+
+/* Does REG hold one table T wherever it reaches the dispatch JMP (index)? */
+static bool base_reaches(builder *b, size_t jmp, int reg, uint64_t *table, uint64_t *ref) {
+  reloc_plan *p = b->p;
+  size_t nways;
+  way_in *ways = ways_cached(b, &nways);
   base_walk bw = {p, reg, calloc(p->n, sizeof *bw.seen), malloc(p->n * sizeof *bw.stack), 0, 0, 0};
-  bool ok = nways != SIZE_MAX && bw.seen && bw.stack;
+  bool ok = b->nways != SIZE_MAX && bw.seen && bw.stack;
   if (ok) {
     bw.seen[jmp] = true;
     bw.stack[bw.top++] = jmp;
@@ -384,14 +410,13 @@ static bool base_reaches(reloc_plan *p, size_t jmp, int reg, const uint64_t *sid
   while (ok && bw.top) {
     uint64_t a = p->insns[bw.stack[--bw.top]].x.addr;
     ok = a != p->entry;
-    for (size_t k = 0; ok && k < nsides; k++) ok = sides[k] != a;
+    for (size_t k = 0; ok && k < b->nsides; k++) ok = b->sides[k] != a;
     long fall = falls_into(p, a);
     if (ok && fall >= 0) ok = way_back(&bw, (size_t)fall);
     way_in key = {a, 0}, *w = ok && nways ? bsearch(&key, ways, nways, sizeof key, by_to) : NULL;
     while (w && w > ways && w[-1].to == a) w--;
     for (; ok && w && w < ways + nways && w->to == a; w++) ok = way_back(&bw, w->from);
   }
-  free(ways);
   free(bw.seen);
   free(bw.stack);
   *table = bw.table;
@@ -412,18 +437,6 @@ static bool base_reaches(reloc_plan *p, size_t jmp, int reg, const uint64_t *sid
  * there, and it is neither the entry nor a side entry.  Decoding may add ways
  * in later: every dispatch is matched again once all is decoded
  * (unsettled_table). */
-
-static struct way_in *ways_cached(builder *b, size_t *n) {
-  reloc_plan *p = b->p;
-  if (!b->ways || b->ways_n != p->n || b->ways_ntables != p->ntables) {
-    free(b->ways);
-    b->nways = ways_in(p, &b->ways);
-    b->ways_n = p->n;
-    b->ways_ntables = p->ntables;
-  }
-  *n = b->nways == SIZE_MAX ? 0 : b->nways;
-  return b->nways == SIZE_MAX ? NULL : b->ways;
-}
 
 static const x64_insn *prev_way(void *ctx, const x64_insn *cur) {
   builder *b = ctx;
@@ -455,15 +468,13 @@ static bool falls_from(const reloc_plan *p, size_t from, size_t to) {
 /* Does REG hold table TB wherever the dispatch I (index) reads it, once all
  * is decoded?  Across the whole function (base_of), or on every way into the
  * dispatch (base_reaches): then every other indirect jmp must be resolved
- * too, as one left to read the register would dispatch through the copy's
- * table, into the copy, by arcs no stub of its own counts. */
-static bool base_settled(const builder *b, const reloc_table *tb, int reg, size_t i) {
-  reloc_plan *p = b->p;
+ * too (ALL_RESOLVED), as one left to read the register would dispatch
+ * through the copy's table, into the copy, by arcs no stub of its own
+ * counts. */
+static bool base_settled(builder *b, const reloc_table *tb, int reg, size_t i, bool all_resolved) {
   uint64_t table, ref;
-  if (base_of(p, reg, &table, &ref) && table == tb->table) return true;
-  for (size_t j = 0; j < p->n; j++)
-    if (p->insns[j].x.flow == X64_FLOW_JMP_INDIRECT && p->insns[j].table_jmp < 0) return false;
-  return base_reaches(p, i, reg, b->sides, b->nsides, &table, &ref) && table == tb->table;
+  if (base_of_cached(b, reg, &table, &ref) && table == tb->table) return true;
+  return all_resolved && base_reaches(b, i, reg, &table, &ref) && table == tb->table;
 }
 
 /* Once all is decoded, a table whose rewriting no longer holds, or 0: a
@@ -476,6 +487,9 @@ static bool base_settled(const builder *b, const reloc_table *tb, int reg, size_
  * through the table go back into it, or write the register). */
 static uint64_t unsettled_table(builder *b) {
   reloc_plan *p = b->p;
+  bool all_resolved = true;
+  for (size_t i = 0; i < p->n && all_resolved; i++)
+    all_resolved = p->insns[i].x.flow != X64_FLOW_JMP_INDIRECT || p->insns[i].table_jmp >= 0;
   for (size_t k = 0; k < b->nrecheck; k++) {
     size_t i = b->recheck[k];
     const reloc_table *tb = &p->tables[p->insns[i].table_jmp];
@@ -490,31 +504,17 @@ static uint64_t unsettled_table(builder *b) {
                         !falls_from(p, (size_t)lea, i)
                   ? p->insns[lea].x.op[0].reg
                   : 0;
-    if (reg && !base_settled(b, tb, reg, i)) return tb->table;
+    if (reg && !base_settled(b, tb, reg, i, all_resolved)) return tb->table;
   }
   for (size_t i = 0; i < p->n; i++) {
     int t = p->insns[i].table_jmp;
-    if (t >= 0 && p->tables[t].base_reg && !base_settled(b, &p->tables[t], p->tables[t].base_reg, i))
+    if (t >= 0 && p->tables[t].base_reg && !base_settled(b, &p->tables[t], p->tables[t].base_reg, i, all_resolved))
       return p->tables[t].table;
   }
   return 0;
 }
 
 /* }=== */
-
-/* base_of, once per register while the decoded instructions stay the same
- * (every dispatch of an interpreter asks for the same register: one walk of
- * the function each would be quadratic). */
-static bool base_of_cached(builder *b, int reg, uint64_t *table, uint64_t *ref) {
-  if (b->base.reg != reg || b->base.n != b->p->n) {
-    b->base.reg = reg;
-    b->base.n = b->p->n;
-    b->base.ok = base_of(b->p, reg, &b->base.table, &b->base.ref);
-  }
-  *table = b->base.table;
-  *ref = b->base.ref;
-  return b->base.ok;
-}
 
 /* Does IN name table TB: a RIP-relative reference to it (the lea of a base),
  * or, for an absolute table, a disp32 without base (non-PIE)? */
@@ -553,7 +553,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
     b->branched = false;
     bool matched = x64_match_jump_table(jmp, prev_way, b, &m) &&
                    (!m.base_reg || m.table || base_of_cached(b, m.base_reg, &m.table, &m.ref) ||
-                    base_reaches(p, i, m.base_reg, b->sides, b->nsides, &m.table, &m.ref));
+                    base_reaches(b, i, m.base_reg, &m.table, &m.ref));
     for (size_t k = 0; matched && k < b->nunshared; k++) matched = m.table != b->unshared[k];
     if (!matched) {
       /* jmp [rip+x]: a tail call through the GOT or a pointer, not a way back in;
