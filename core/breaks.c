@@ -412,6 +412,18 @@ static bool is_entry(void *ctx, uint64_t addr) {
   return (f->sources & (CORE_FROM_SYMTAB | CORE_FROM_DYNSYM)) && !strstr(f->name, ".cold");
 }
 
+/* Does a call to ADDR return twice (core_module_returns_twice)?  Asked of
+ * every direct call planned: most modules have no such function. */
+static bool returns_twice(void *ctx, uint64_t addr) {
+  const process *p = ((const link_ctx *)ctx)->p;
+  for (size_t k = 0; k < p->nmods; k++) {
+    const pmodule *m = &p->mods[k];
+    if (!m->unloaded && addr >= m->lo && addr < m->hi)
+      return m->file->module->nreturns_twice && core_module_returns_twice(m->file->module, addr - m->bias);
+  }
+  return false;
+}
+
 static reloc_probes probes_for(const core_session *s, link_ctx *links) {
   uint32_t bits = s->opt.probes;
   return (reloc_probes){
@@ -424,6 +436,7 @@ static reloc_probes probes_for(const core_session *s, link_ctx *links) {
       .calls = bits & SHM_PROBE_CALLS,
       .atomic = s->opt.atomic,
       .is_entry = is_entry,
+      .returns_twice = returns_twice,
       .ctx = links,
   };
 }

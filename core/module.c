@@ -3,7 +3,8 @@
  * the .eh_frame FDEs (eh_frame.c), PLT stubs and non-code left out, one entry
  * per address with a size and the room up to the next function, a cold part
  * (gcc's NAME.cold) and its hot part linked; and the GOT slots of its PLT
- * stubs (.rela.plt JUMP_SLOTs) by symbol name.  core_module_exports looks up
+ * stubs (.rela.plt JUMP_SLOTs) by symbol name; where a call returns twice
+ * (setjmp and its kin, named or through their stubs).  core_module_exports looks up
  * a few exported functions without any of that (libc's dlopen and dlsym). */
 #include "module.h"
 
@@ -21,6 +22,7 @@
 
 #include "eh_frame.h"
 #include "lp_sort.h"
+#include "x64_decode.h"
 
 /* A range of code where functions may lie: an executable section, or an
  * executable segment when the file has no section headers. */
@@ -285,6 +287,94 @@ static lp_status add_plt_slots(core_module *m, Elf *elf, Elf_Scn *scn, const GEl
   return LP_OK;
 }
 
+/* Is NAME one of the functions a call to which returns more than once
+ * (core_module_returns_twice)? */
+static bool returns_twice_name(const char *name) {
+  static const char *const names[] = {"setjmp", "sigsetjmp", "savectx", "vfork", "getcontext", "qsetjmp", "fork",
+                                      "Fork", NULL};
+  while (*name == '_') name++;
+  for (size_t k = 0; names[k]; k++)
+    if (!strcmp(name, names[k])) return true;
+  return false;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The stubs of RANGE (a PLT section) that jump through one of the SLOTS:
+ * each `jmp *slot(%rip)` (bnd or not), and the endbr64 before it (.plt.sec). */
+static lp_status add_plt_stubs(const core_module *m, const code_range *range, const uint64_t *slots, size_t nslots,
+                               uint64_t **out, size_t *n) {
+  size_t avail = 0;
+  const uint8_t *code = core_module_code(m, range->addr, &avail);
+  if (!code) return LP_OK;
+  if (avail > range->size) avail = (size_t)range->size;
+  uint64_t endbr = 0;
+  for (size_t at = 0; at < avail;) {
+    x64_insn in;
+    if (!x64_decode(code + at, avail - at, range->addr + at, &in)) {
+      at++;
+      endbr = 0;
+      continue;
+    }
+    bool found = false;
+    for (size_t k = 0; in.flow == X64_FLOW_JMP_INDIRECT && in.rip_relative && k < nslots; k++)
+      found |= slots[k] == in.rip_target;
+    if (found) {
+      uint64_t *v = realloc(*out, (*n + 2) * sizeof *v);
+      if (!v) return lp_fail("out of memory");
+      *out = v;
+      v[(*n)++] = in.addr;
+      if (endbr) v[(*n)++] = endbr;
+    }
+    bool is_endbr = in.len == 4 && !memcmp(code + at, "\xf3\x0f\x1e\xfa", 4);
+    endbr = is_endbr ? in.addr : 0;
+    at += in.len;
+  }
+  return LP_OK;
+}
+
+/* m->returns_twice: the functions so named, and the PLT stubs of their slots. */
+static lp_status find_returns_twice(core_module *m, const code_range *ranges, size_t nranges) {
+  uint64_t *v = NULL, *slots = NULL;
+  size_t n = 0, nslots = 0;
+  lp_status st = LP_OK;
+  for (size_t i = 0; i < m->nfunctions && st == LP_OK; i++) {
+    if (!returns_twice_name(m->functions[i].name)) continue;
+    uint64_t *grown = realloc(v, (n + 1) * sizeof *v);
+    if (grown) (v = grown)[n++] = m->functions[i].addr;
+    else st = lp_fail("out of memory");
+  }
+  for (size_t k = 0; k < m->nplt_slots && st == LP_OK; k++) {
+    if (!returns_twice_name(m->plt_slots[k].name)) continue;
+    uint64_t *grown = realloc(slots, (nslots + 1) * sizeof *slots);
+    if (grown) (slots = grown)[nslots++] = m->plt_slots[k].got;
+    else st = lp_fail("out of memory");
+  }
+  for (size_t r = 0; nslots && r < nranges && st == LP_OK; r++)
+    if (ranges[r].is_plt) st = add_plt_stubs(m, &ranges[r], slots, nslots, &v, &n);
+  free(slots);
+  if (st != LP_OK) {
+    free(v);
+    return st;
+  }
+  if (n) qsort(v, n, sizeof *v, cmp_u64);
+  m->returns_twice = v;
+  m->nreturns_twice = n;
+  return LP_OK;
+}
+
+bool core_module_returns_twice(const core_module *m, uint64_t addr) {
+  size_t lo = 0, hi = m->nreturns_twice;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (m->returns_twice[mid] < addr) lo = mid + 1; else hi = mid;
+  }
+  return lo < m->nreturns_twice && m->returns_twice[lo] == addr;
+}
+
 /* Does X come before Y: by address, then the best name first (.symtab
  * before .dynsym, GLOBAL > WEAK > LOCAL, shorter, then by bytes). */
 static bool candidate_before(const candidate *x, const candidate *y) {
@@ -542,6 +632,7 @@ static lp_status load(core_module *m, Elf *elf) {
   in->frame = frame;
   if (st == LP_OK && frame.data) st = add_fdes(in, ranges, nranges, &cands);
   if (st == LP_OK) st = build_functions(m, &cands, ranges, nranges); /* copies the names */
+  if (st == LP_OK) st = find_returns_twice(m, ranges, nranges);
   free(cands.v);
   free(ranges);
   /* }=== */
@@ -646,6 +737,7 @@ void core_module_close(core_module *m) {
   }
   free(m->functions);
   free(m->plt_slots);
+  free(m->returns_twice);
   free(m->exec);
   free(m->readonly);
   free(m->path);

@@ -10,6 +10,7 @@
 #ifndef CORE_MODULE_H
 #define CORE_MODULE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -69,6 +70,9 @@ typedef struct core_module {
   size_t nfunctions;
   core_plt_slot *plt_slots; /* sorted by name (then got) */
   size_t nplt_slots;
+  uint64_t *returns_twice; /* sorted link-time addresses where a call returns more than
+                              once (core_module_returns_twice); NULL when none */
+  size_t nreturns_twice;
   void *internal;      /* owned by module.c */
 } core_module;
 
@@ -89,6 +93,14 @@ lp_status core_module_exports(const char *path, const char *const names[], uint6
 /* The file's bytes at link-time address ADDR within an executable segment, and
  * in *avail how many follow in that segment; NULL when ADDR is in none. */
 const uint8_t *core_module_code(const core_module *module, uint64_t addr, size_t *avail);
+
+/* Does a call to link-time ADDR return more than once, so that the code after
+ * it runs again without the call running again: setjmp and its kin (gcc's
+ * returns_twice functions: setjmp, sigsetjmp, savectx, vfork, getcontext,
+ * qsetjmp, under any number of leading underscores), and fork, whose child
+ * counts into the parent's counters file.  ADDR is the function (linked in)
+ * or a PLT stub that jumps through its GOT slot. */
+bool core_module_returns_twice(const core_module *module, uint64_t addr);
 
 /* The function whose [addr, addr+size) contains ADDR, or NULL. */
 const core_function *core_module_function_at(const core_module *module, uint64_t addr);

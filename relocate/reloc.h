@@ -53,12 +53,15 @@ typedef struct reloc_function_desc {
  * it: branches inside the function to its entry land below it); a block probe
  * at the start of the block's copy, which every path into the block passes; a
  * counted edge's probe after the last instruction of a falling-through block
- * (FALL), before the last instruction when that ends the block's only edge
- * (a ret, a jmp, an indirect jmp, a noreturn call), else at the start of the
+ * (FALL; before it when that is a call returning twice), before the last
+ * instruction when that ends the block's only edge (a ret, a jmp, an indirect
+ * jmp, a noreturn call), else at the start of the
  * target block's copy when the edge is its only way in (never block 0: the
  * entry comes in too), else in a stub after the code that the branch or the
  * jump table entry is sent to (probe; jmp target);
- * a call-site counter right before its call.  Counters use inc; where the
+ * a call-site counter right before its call; the counter of the block after a
+ * call returning twice decremented before the call and incremented after it
+ * (every return), which leaves it the second returns.  Counters use inc; where the
  * flags liveness says the flags are live, mov/lea/mov through rax saved on
  * the stack, which leaves them alone (one save for adjacent probes); lock inc
  * when atomic, inside pushfq/popfq where the flags are live. */
@@ -97,6 +100,12 @@ typedef struct reloc_probes {
    * flags are dead (ABI); a jump anywhere else outside the function (FUNC.cold)
    * keeps them live.  NULL: every outside target is an entry. */
   bool (*is_entry)(void *ctx, uint64_t addr);
+  /* Does a direct call to ADDR return more than once (setjmp, vfork, fork
+   * under shared counters)?  The block after such a call is then also
+   * entered from outside (reloc_block.entered: the second returns), which
+   * arcs count apart: a decrement of its counter before the call and an
+   * increment after it.  NULL: no call does. */
+  bool (*returns_twice)(void *ctx, uint64_t addr);
   void *ctx;
 } reloc_probes;
 
@@ -113,9 +122,10 @@ typedef struct reloc_block {
   uint32_t ninsns;
   bool leaks;          /* ends in a call and falls through: a virtual edge to
                           EXIT carries the calls that never return (reloc_flow.h) */
-  bool entered;        /* entered by no edge: a C++ landing pad (the unwinder), or where the
-                          function's other part jumps back (under arcs its own counter
-                          measures a virtual edge EXIT->it) */
+  bool entered;        /* entered by no edge: a C++ landing pad (the unwinder), where the
+                          function's other part jumps back, or after a call that returns
+                          twice (reloc_probes.returns_twice; its fall edge counts the first
+                          returns); under arcs its own counter measures a virtual edge EXIT->it */
   uint8_t cover;       /* reloc_cover_kind: how block probes "cover" tell it ran */
   uint32_t idom;       /* with "cover": its immediate dominator (block 0's own
                           index, and that of any block the entry does not reach) */

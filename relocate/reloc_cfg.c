@@ -155,6 +155,24 @@ static bool block_leaks(const reloc_plan *p, size_t b) {
   return reloc_flow_leaks(p->edges + bd->first_edge, bd->nout, (uint32_t)b, call);
 }
 
+/* The blocks that end in a call returning twice, and the blocks their fall
+ * edges enter: entered from outside as well (reloc_probes.returns_twice). */
+static void mark_returns_twice(reloc_plan *p) {
+  if (!p->probes.returns_twice) return;
+  for (size_t b = 0; b < p->nblocks; b++) {
+    reloc_bdata *bd = &p->bdata[b];
+    const x64_insn *last = &p->insns[p->order[bd->first + bd->count - 1]].x;
+    if (last->flow != X64_FLOW_CALL || !p->probes.returns_twice(p->probes.ctx, last->target)) continue;
+    for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++) {
+      const reloc_edge *ed = &p->edges[e];
+      if (ed->kind != RELOC_EDGE_FALL || ed->to == RELOC_EXIT) continue;
+      bd->returns_twice = true;
+      p->bdata[ed->to].rejoined = true;
+      p->blocks[ed->to].entered = true;
+    }
+  }
+}
+
 lp_status reloc_build_cfg(reloc_plan *p) {
   mark_leaders(p);
   size_t nb = 0;
@@ -199,6 +217,7 @@ lp_status reloc_build_cfg(reloc_plan *p) {
       p->bdata[l.v[e].to].pred = e;
     }
   for (size_t k = 0; k < nb; k++) p->blocks[k].leaks = block_leaks(p, k);
+  mark_returns_twice(p);
   for (size_t t = 0; t < p->ntables; t++) p->tables[t].block = -1;
   for (size_t i = 0; i < p->n; i++) {
     int32_t t = p->insns[i].table_jmp;

@@ -25,8 +25,8 @@ bool reloc_flow_leaks(const reloc_edge *edges, size_t nedges, uint32_t block, bo
  * none) says which blocks have a virtual leak edge (reloc_flow_leaks);
  * ENTERED[b] (NULL: none) how often block b was entered from outside, a
  * side entry (a virtual edge EXIT->b of known count).  Fails (with the block it
- * could not solve) when the counts are not consistent, e.g. after a setjmp
- * returned twice. */
+ * could not solve) when the counts are not consistent, e.g. after a crash
+ * inside a block. */
 lp_status reloc_flow_solve(const reloc_edge *edges, size_t nedges, size_t nblocks, uint64_t entry_count,
                            const bool *leaky, const uint64_t *entered, uint64_t *edge_counts,
                            uint64_t *block_counts);

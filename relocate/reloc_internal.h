@@ -49,6 +49,9 @@ typedef struct reloc_bdata {
   size_t first_edge, nout;/* its out-edges: edges[first_edge .. +nout) */
   size_t npreds, pred;    /* how many edges come in; the last of them */
   uint32_t side;          /* entered from outside, under arcs: its counter, side_slot + side */
+  bool returns_twice;     /* ends in a call that returns twice (reloc_probes.returns_twice) */
+  bool rejoined;          /* entered after such a call: by its fall edge, and from outside by
+                             its second returns (counted around the call, not at a stub) */
   uint8_t live_in;        /* flags live at its start */
   uint8_t live_last;      /* flags live before its last instruction */
 } reloc_bdata;

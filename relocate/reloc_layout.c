@@ -34,6 +34,7 @@ size_t reloc_layout_labels(const reloc_plan *p) { return p->nblocks + 1 + p->nta
 typedef struct probe {
   size_t slot;
   bool cover; /* mov byte 1, else inc */
+  bool dec;   /* dec instead of inc */
   bool live;  /* flags live here */
   long block; /* the block whose cover probe this is, or -1 */
 } probe;
@@ -44,7 +45,8 @@ typedef struct layout_ctx {
   uint64_t counters;
   reloc_redirect redirect;
   void *redirect_ctx;
-  probe queue[5]; /* at most: block, side entry, the edge counted at it, call site, edge before the last insn */
+  probe queue[6]; /* at most: block, side entry, the edge counted at it, call site, edge before the last insn
+                     (before a call returning twice: call site, fall edge, the next block's side entry) */
   size_t nqueued;
   size_t nsaved;
   int64_t *cover_off;
@@ -89,7 +91,7 @@ static void origin_sp(layout_ctx *c, size_t at, uint32_t sp_below) {
 }
 
 static void queue(layout_ctx *c, size_t slot, bool cover, bool live) {
-  c->queue[c->nqueued++] = (probe){slot, cover, live && !cover, -1};
+  c->queue[c->nqueued++] = (probe){slot, cover, false, live && !cover, -1};
 }
 
 /* Writes the queued probes.  When the flags are live for any of them, all
@@ -115,7 +117,9 @@ static void flush(layout_ctx *c) {
     if (c->queue[k].cover)
       x64_put_mov_byte_rip_one(c->w, at);
     else if (save && !atomic)
-      x64_put_add_rip_counter_rax(c->w, at);
+      x64_put_add_rip_counter_rax(c->w, at, c->queue[k].dec ? -1 : 1);
+    else if (c->queue[k].dec)
+      x64_put_dec_rip_counter(c->w, at, atomic);
     else
       x64_put_inc_rip_counter(c->w, at, atomic);
   }
@@ -247,9 +251,20 @@ static size_t padding_from(const reloc_plan *p, size_t b) {
 }
 
 /* Whether block B, entered from outside its graph, counts those entries
- * (arcs) in a stub of its own: its edges enter it too. */
+ * (arcs) in a stub of its own: its edges enter it too (not the second
+ * returns of a call: they are counted around the call, rejoined_by). */
 static bool side_stub(const reloc_plan *p, size_t b) {
-  return p->probes.arcs && p->blocks[b].entered && p->bdata[b].npreds > 0;
+  return p->probes.arcs && p->blocks[b].entered && p->bdata[b].npreds > 0 && !p->bdata[b].rejoined;
+}
+
+/* Under arcs, the block that block B's call returning twice falls into,
+ * whose side entry counts the returns after the first, or -1. */
+static long rejoined_by(const reloc_plan *p, size_t b) {
+  const reloc_bdata *bd = &p->bdata[b];
+  if (!p->probes.arcs || !bd->returns_twice) return -1;
+  for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++)
+    if (p->edges[e].kind == RELOC_EDGE_FALL) return (long)p->edges[e].to;
+  return -1;
 }
 
 /* Writes block B; FALLS_IN: the block written before runs into it.  True
@@ -273,7 +288,7 @@ static bool write_block(layout_ctx *c, size_t b, int64_t *copy_off, bool falls_i
     }
   }
   x64_put_label(c->w, L_BLOCK(b));
-  bool entered_here = p->blocks[b].entered && !side_stub(p, b);
+  bool entered_here = p->blocks[b].entered && !side_stub(p, b) && !bd->rejoined;
   if (entered_here && c->record && c->record->side_off) c->record->side_off[b] = (int64_t)c->w->offset;
   if (pr->blocks == RELOC_BLOCKS_COUNT ||
       (pr->blocks == RELOC_BLOCKS_COVER && p->blocks[b].cover == RELOC_COVER_PROBE && !covered)) {
@@ -285,6 +300,7 @@ static bool write_block(layout_ctx *c, size_t b, int64_t *copy_off, bool falls_i
   if (bd->npreds == 1 && p->edges[bd->pred].counted && p->edata[bd->pred].place == PLACE_AT_TARGET)
     queue_edge(c, bd->pred);
   size_t pad = padding_from(p, b);
+  long rejoined = rejoined_by(p, b);
   for (size_t k = bd->first; k < bd->first + bd->count; k++) {
     size_t i = p->order[k];
     const x64_insn *in = &p->insns[i].x;
@@ -294,6 +310,10 @@ static bool write_block(layout_ctx *c, size_t b, int64_t *copy_off, bool falls_i
     if (last)
       for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++)
         if (p->edges[e].counted && p->edata[e].place == PLACE_BEFORE_LAST) queue_edge(c, e);
+    if (last && rejoined >= 0) { /* every return adds one after the call: the first is taken off */
+      queue(c, p->side_slot + p->bdata[rejoined].side, false, false); /* dead at a call */
+      c->queue[c->nqueued - 1].dec = true;
+    }
     origin(c, in->addr);
     flush(c);
     if (copy_off) copy_off[i] = k < pad ? (int64_t)c->w->offset : -1; /* padding left out: no copy */
@@ -310,10 +330,12 @@ static bool write_block(layout_ctx *c, size_t b, int64_t *copy_off, bool falls_i
     x64_put_ud2(c->w);
     return false;
   }
+  if (rejoined >= 0) /* where the call returns, each time: flags dead after a call */
+    queue(c, p->side_slot + p->bdata[rejoined].side, false, false);
   for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++) {
     const reloc_edge *ed = &p->edges[e];
     if (ed->kind != RELOC_EDGE_FALL && ed->kind != RELOC_EDGE_ESCAPE) continue;
-    if (ed->counted) queue_edge(c, e);
+    if (ed->counted && p->edata[e].place == PLACE_AFTER_LAST) queue_edge(c, e);
     flush(c);
     if (ed->to == RELOC_EXIT || ed->to != b + 1) {
       jmp_to(c, ed, last->x.addr + last->x.len);

@@ -36,6 +36,7 @@ static size_t find(size_t *up, size_t v) {
 static reloc_place place_of(const reloc_plan *p, const reloc_edge *e) {
   const reloc_bdata *bd = &p->bdata[e->from];
   const reloc_insn *last = &p->insns[p->order[bd->first + bd->count - 1]];
+  if (e->kind == RELOC_EDGE_FALL && bd->returns_twice) return PLACE_BEFORE_LAST; /* after it: every return */
   if (e->kind == RELOC_EDGE_FALL) return PLACE_AFTER_LAST;
   if (e->kind == RELOC_EDGE_ESCAPE && reloc_falls_through(last) && !last->noreturn)
     return PLACE_AFTER_LAST;                   /* fell off the known body: before the jmp back */

@@ -325,6 +325,8 @@ lp_status shm_flow(const shm_counters *c, const shm_function *f, const shm_edge 
     leaky[b] = blocks[b].flags & SHM_BLOCK_LEAKS; /* as the tree had it */
     if ((blocks[b].flags & SHM_BLOCK_ENTERED) && blocks[b].side_slot != SHM_NONE && copy_slot != SHM_NONE)
       entered[b] = shm_slot_value(c, blocks[b].side_slot - f->slot + copy_slot);
+    if (estimate && entered[b] > INT64_MAX) /* a thread between the decrement before a call */
+      entered[b] = 0;                       /* returning twice and the increment after it */
   }
   if (st == LP_OK && !ran) /* never entered, nothing counted: every flow is 0 */
     memset(bc, 0, nb * sizeof *bc);

@@ -989,14 +989,6 @@ PIE_PROBE_PROGRAMS = [(pn, o) for pn in PROBE_PROGRAMS for o in OPTS if o not in
 # entries happened.  {program: {function: entries that faulted in block 1}}.
 CALLGRIND_FAULTS = {'segv': {'crash': 8}}
 
-# Programs that leave functions by longjmp/siglongjmp and return twice from
-# setjmp/sigsetjmp: control moves without an edge of the graph, so flow is
-# not conserved at the blocks involved and block counts derived from arc
-# counts cannot equal the blocks' own counts (gcc's -fprofile-arcs has the
-# same limitation).  For them arcs/ checks that the solver's output is
-# consistent (conservation) but not the equality with blocks="count".
-# In them flow_error is accepted too (documented for a longjmp out of a call).
-ARCS_NONLOCAL = {'longjmp', 'segv'}
 
 
 def parse_callgrind_instr(path, jumps=None):
@@ -1293,27 +1285,22 @@ def block_problems(ctx, prog, binary, counts, native, collector, kind, name, ski
     return probs[:8]
 
 
-def flow_problems(funcs, what, returns_twice=False):
-    """Flow conservation at every block: entries (block 1) + the unwinder's
-    (a landing pad's `side_entries`) + in-edges == block count == out-edges,
-    except that a block ending in a call may have
-    less out-flow than its count: a call that does not return (exit, a
-    longjmp out of the callee, _start's call of __libc_start_main) leaves the
-    block without an edge.  With RETURNS_TWICE (programs that use setjmp or
-    sigsetjmp), a block entered by the fall edge of a call may also have
-    more executions than in-flow: setjmp returns once more for every
-    longjmp to it.  Call sites come from the calls probe.  A function whose
-    counts the solver could not derive (flow_error) fails, except in those
-    programs: docs/COLLECTORS.md says that a longjmp out of a call gives
-    flow_error (no edge counts) and nothing else."""
+def flow_problems(funcs, what):
+    """Flow conservation at every block: entries (block 1) + the entries from
+    outside (`side_entries`: the unwinder's into a landing pad, the second
+    returns of a setjmp into the block after its call) + in-edges == block
+    count == out-edges, except that a block ending in a call may have less
+    out-flow than its count: a call that does not return (exit, a longjmp
+    out of the callee, _start's call of __libc_start_main) leaves the block
+    without an edge.  Call sites come from the calls probe.  A function whose
+    counts the solver could not derive (flow_error) fails."""
     probs = []
     for f in funcs:
         blocks, edges = f.get('blocks'), f.get('edges')
         if not blocks or f.get('state') not in ('relocated', 'trapped'):
             continue
         if f.get('flow_error'):
-            if not returns_twice:
-                probs.append('%s: %s: flow_error %s' % (what, f['name'], f['flow_error']))
+            probs.append('%s: %s: flow_error %s' % (what, f['name'], f['flow_error']))
             continue
         if any('count' not in e for e in edges or []) or any('count' not in b for b in blocks):
             probs.append('%s: %s: edges or blocks without counts' % (what, f['name']))
@@ -1329,14 +1316,11 @@ def flow_problems(funcs, what, returns_twice=False):
                 inn[e['to']] += e['count']
         sites = {c['site'] for c in f.get('calls') or []}
         ends_in_call = [False] * (len(blocks) + 1)
-        after_call = [False] * (len(blocks) + 1)
         for e in edges:
             if e['kind'] == 'fall' and e['branch'] in sites:
                 ends_in_call[e['from']] = True
-                if e['to']:
-                    after_call[e['to']] = True
         for i, b in enumerate(blocks, 1):
-            in_ok = inn[i] == b['count'] or (returns_twice and after_call[i] and inn[i] <= b['count'])
+            in_ok = inn[i] == b['count']
             if ends_in_call[i] and in_ok and b['count'] >= out[i]:
                 continue
             if in_ok and b['count'] == out[i]:
@@ -1390,36 +1374,34 @@ def test_arcs(ctx, prog_name, opt, link='nopie'):
         probs.append('run.probes.arcs is not true')
     fa, fc = exe_functions(arcs, binary), exe_functions(cnt, binary)
     probs += block_counts_problems(fa, 'arcs')
-    probs += flow_problems(fa, 'arcs', returns_twice=prog_name in ARCS_NONLOCAL)
+    probs += flow_problems(fa, 'arcs')
     if not any(e.get('count', 0) > 0 for f in fa for e in f.get('edges') or []):
         probs.append('no edge with a count > 0')
-    if prog_name not in ARCS_NONLOCAL:
-        by_addr = {f['address']: f for f in fc}
-        for f in fa:
-            g = by_addr.get(f['address'])
-            if not f.get('blocks') or f.get('state') not in ('relocated', 'trapped') or \
-                    f.get('flow_error'):
-                continue
-            if not g or not g.get('blocks'):
-                probs.append('%s: blocks in the arcs run only' % f['name'])
-                continue
-            ab = [(b['address'], b.get('count')) for b in f['blocks']]
-            cb = [(b['address'], b.get('count')) for b in g['blocks']]
-            if [a for a, _ in ab] != [a for a, _ in cb]:
-                probs.append('%s: the two runs have different blocks' % f['name'])
-            elif ab != cb:
-                d = [(a, x, y) for (a, x), (_, y) in zip(ab, cb) if x != y][0]
-                probs.append('%s block at 0x%x: %s from arcs, %s counted' % ((f['name'],) + d))
-    if prog_name not in ARCS_NONLOCAL:
-        only, st3, out3, _, repro3, err = lp_dump(ctx, DUMP_ARCS_ONLY, binary, prog.stdin,
-                                                  os.path.join(s, 'arcs-only'))
-        if err:
-            probs.append(err + repro3)
-        else:
-            if (st3, out3) != (st1, out1):
-                probs.append('the arcs-only run differs in status/stdout')
-            probs += call_counts_problems(fa, exe_functions(only, binary), 'solved from its arcs')
-            probs += call_counts_problems(fa, fc, 'its block counts')
+    by_addr = {f['address']: f for f in fc}
+    for f in fa:
+        g = by_addr.get(f['address'])
+        if not f.get('blocks') or f.get('state') not in ('relocated', 'trapped') or \
+                f.get('flow_error'):
+            continue
+        if not g or not g.get('blocks'):
+            probs.append('%s: blocks in the arcs run only' % f['name'])
+            continue
+        ab = [(b['address'], b.get('count')) for b in f['blocks']]
+        cb = [(b['address'], b.get('count')) for b in g['blocks']]
+        if [a for a, _ in ab] != [a for a, _ in cb]:
+            probs.append('%s: the two runs have different blocks' % f['name'])
+        elif ab != cb:
+            d = [(a, x, y) for (a, x), (_, y) in zip(ab, cb) if x != y][0]
+            probs.append('%s block at 0x%x: %s from arcs, %s counted' % ((f['name'],) + d))
+    only, st3, out3, _, repro3, err = lp_dump(ctx, DUMP_ARCS_ONLY, binary, prog.stdin,
+                                              os.path.join(s, 'arcs-only'))
+    if err:
+        probs.append(err + repro3)
+    else:
+        if (st3, out3) != (st1, out1):
+            probs.append('the arcs-only run differs in status/stdout')
+        probs += call_counts_problems(fa, exe_functions(only, binary), 'solved from its arcs')
+        probs += call_counts_problems(fa, fc, 'its block counts')
     if probs:
         probs[0] += repro[:-1] + '; and -c %s, -c %s]' % (DUMP_BLOCKS, DUMP_ARCS_ONLY)
     return [(name, probs[:8])]

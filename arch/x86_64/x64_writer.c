@@ -176,6 +176,12 @@ void x64_put_inc_rip_counter(x64_writer *w, uint64_t counter, bool lock) {
   put_rel32_address(w, counter);
 }
 
+void x64_put_dec_rip_counter(x64_writer *w, uint64_t counter, bool lock) {
+  if (lock) x64_put_u8(w, /*lock=*/0xf0);
+  x64_put_bytes(w, "\x48\xff\x0d", 3); /* REX.W, FF /1, modrm rip+disp32 */
+  put_rel32_address(w, counter);
+}
+
 void x64_put_mov_byte_rip_one(x64_writer *w, uint64_t counter) {
   x64_put_bytes(w, "\xc6\x05", 2); /* mov r/m8, imm8; modrm rip+disp32 */
   size_t at = w->offset;
@@ -189,10 +195,11 @@ void x64_put_rax_save(x64_writer *w) {
   x64_put_u8(w, /*push rax=*/0x50);
 }
 
-void x64_put_add_rip_counter_rax(x64_writer *w, uint64_t counter) {
+void x64_put_add_rip_counter_rax(x64_writer *w, uint64_t counter, int8_t delta) {
   x64_put_bytes(w, "\x48\x8b\x05", 3); /* mov rax, [rip+disp32] */
   put_rel32_address(w, counter);
-  x64_put_bytes(w, "\x48\x8d\x40\x01", 4); /* lea rax, [rax+1] */
+  x64_put_bytes(w, "\x48\x8d\x40", 3); /* lea rax, [rax+delta] */
+  x64_put_u8(w, (uint8_t)delta);
   x64_put_bytes(w, "\x48\x89\x05", 3); /* mov [rip+disp32], rax */
   put_rel32_address(w, counter);
 }

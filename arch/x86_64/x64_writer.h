@@ -94,11 +94,14 @@ void x64_put_call_rel32_label(x64_writer *w, size_t label);
  *   lea rsp,[rsp+128] (58 48 8D A4 24 80 00 00 00).  The lea leaves the red
  *   zone alone.  popfq costs ~10 cycles; this costs a load and a store.
  *   lock inc has no such form: atomic counters save the flags, lea rsp,[rsp-128];
- *   pushfq (48 8D 64 24 80 9C) … popfq; lea rsp,[rsp+128] (9D 48 8D A4 24 80 00 00 00). */
+ *   pushfq (48 8D 64 24 80 9C) … popfq; lea rsp,[rsp+128] (9D 48 8D A4 24 80 00 00 00).
+ * A counter is decremented the same ways: [lock] dec (F0) 48 FF 0D disp32, or
+ * lea rax,[rax-1] (48 8D 40 FF) between the mov through rax (DELTA -1). */
 void x64_put_inc_rip_counter(x64_writer *w, uint64_t counter, bool lock);
+void x64_put_dec_rip_counter(x64_writer *w, uint64_t counter, bool lock);
 void x64_put_mov_byte_rip_one(x64_writer *w, uint64_t counter);
 void x64_put_rax_save(x64_writer *w);
-void x64_put_add_rip_counter_rax(x64_writer *w, uint64_t counter);
+void x64_put_add_rip_counter_rax(x64_writer *w, uint64_t counter, int8_t delta);
 void x64_put_rax_restore(x64_writer *w);
 void x64_put_flags_save(x64_writer *w);
 void x64_put_flags_restore(x64_writer *w);

@@ -632,7 +632,7 @@ static void test_noreturn_call(void) {
 
 static void test_writer_shapes(void) {
   const char *name = "writer probe shapes";
-  uint8_t buf[80];
+  uint8_t buf[128];
   x64_writer w;
   x64_writer_init(&w, buf, 0x1000, 0);
   x64_put_mov_byte_rip_one(&w, 0x2000);      /* 00: mov byte [rip+0xff9], 1 */
@@ -640,8 +640,10 @@ static void test_writer_shapes(void) {
   x64_put_inc_rip_counter(&w, 0x2008, true); /* 0d: lock inc qword [rip+0xff3] */
   x64_put_flags_restore(&w);                 /* 15 */
   x64_put_rax_save(&w);                      /* 1e */
-  x64_put_add_rip_counter_rax(&w, 0x2010);   /* 24 */
+  x64_put_add_rip_counter_rax(&w, 0x2010, 1); /* 24 */
   x64_put_rax_restore(&w);                   /* 36 */
+  x64_put_dec_rip_counter(&w, 0x2018, true); /* 3f: lock dec qword [rip+0xfd1] */
+  x64_put_add_rip_counter_rax(&w, 0x2020, -1); /* 47 */
   static const uint8_t want[] = {
       0xc6, 0x05, 0xf9, 0x0f, 0x00, 0x00, 0x01,       /* mov byte [0x2000], 1 */
       0x48, 0x8d, 0x64, 0x24, 0x80, 0x9c,             /* lea rsp,[rsp-128]; pushfq */
@@ -652,6 +654,10 @@ static void test_writer_shapes(void) {
       0x48, 0x8d, 0x40, 0x01,                         /* 2b: lea rax, [rax+1] */
       0x48, 0x89, 0x05, 0xda, 0x0f, 0x00, 0x00,       /* 2f: mov [0x2010], rax */
       0x58, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00, /* pop rax; lea rsp,[rsp+128] */
+      0xf0, 0x48, 0xff, 0x0d, 0xd1, 0x0f, 0x00, 0x00, /* 3f: lock dec qword [0x2018] */
+      0x48, 0x8b, 0x05, 0xd2, 0x0f, 0x00, 0x00,       /* 47: mov rax, [0x2020] */
+      0x48, 0x8d, 0x40, 0xff,                         /* 4e: lea rax, [rax-1] */
+      0x48, 0x89, 0x05, 0xc7, 0x0f, 0x00, 0x00,       /* 52: mov [0x2020], rax */
   };
   CHECK(x64_writer_flush(&w) == LP_OK && w.offset == sizeof want && !memcmp(buf, want, sizeof want),
         "shapes differ");
@@ -1373,6 +1379,50 @@ static void test_noreturn_edges(void) {
   }
   reloc_plan_free(p);
   free(out);
+}
+
+static bool is_setjmp(void *ctx, uint64_t addr) { return (void)ctx, addr == SRC + 0x1000; }
+
+/* A call that returns twice (setjmp): the block after it is entered from
+ * outside as well; under arcs its side entry counter is decremented right
+ * before the call and incremented right after it, at the address every
+ * return comes back to, so that it counts the returns after the first. */
+static void test_returns_twice(void) {
+  static const uint8_t in[] = {
+      0x48, 0x83, 0xec, 0x08,       /* 00: sub rsp, 8 */
+      0xe8, 0xf7, 0x0f, 0x00, 0x00, /* 04: call SRC+0x1000 (setjmp) */
+      0x85, 0xc0,                   /* 09: test eax, eax     block 1: rejoined */
+      0x75, 0x02,                   /* 0b: jne 0f */
+      0x31, 0xc0,                   /* 0d: xor eax, eax */
+      0x48, 0x83, 0xc4, 0x08,       /* 0f: add rsp, 8 */
+      0xc3,                         /* 13: ret */
+  };
+  const char *name = "returns twice";
+  fn_case c = {name, in, sizeof in, sizeof in, 0, 0};
+  for (int arcs = 0; arcs <= 1; arcs++) {
+    reloc_probes probes = {.entry = true, .arcs = arcs, .calls = true, .returns_twice = is_setjmp};
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, &probes, DEST, NULL, 0, &info, &out);
+    if (!p) continue;
+    const reloc_block *b = reloc_blocks(p);
+    CHECK(info.nblocks == 4 && !b[0].entered && b[1].entered && !b[2].entered && !b[3].entered,
+          "%zu blocks; the one after the call not (only) entered from outside", info.nblocks);
+    int64_t call = reloc_copy_offset(p, SRC + 4);
+    uint64_t side = COUNTER + 8 * info.side_slot;
+    if (arcs && call >= 7 && (size_t)call + 12 <= info.copy_size) {
+      const uint8_t *dec = out + call - 7, *inc = out + call + 5;
+      uint32_t dec_disp = (uint32_t)(side - (DEST + (uint64_t)call));
+      uint32_t inc_disp = (uint32_t)(side - (DEST + (uint64_t)call + 12));
+      CHECK(!memcmp(dec, "\x48\xff\x0d", 3) && !memcmp(dec + 3, &dec_disp, 4) && out[call] == 0xe8,
+            "no dec of the side entry counter right before the call");
+      CHECK(!memcmp(inc, "\x48\xff\x05", 3) && !memcmp(inc + 3, &inc_disp, 4), "no inc of it right after the call");
+    } else {
+      CHECK(!arcs, "the call's copy at %" PRId64 " of %zu bytes", call, info.copy_size);
+    }
+    reloc_plan_free(p);
+    free(out);
+  }
 }
 
 /* A jump table with arcs: of the counted table edges, the one that is its
@@ -2520,6 +2570,7 @@ int main(void) {
   test_tail_liveness();
   test_call_sites();
   test_noreturn_edges();
+  test_returns_twice();
   test_edges_table();
   test_failures();
   if (failures) {
