@@ -60,14 +60,18 @@ function entries compared through the functions, lone "}" lines skipped, what th
 made itself left out). -O0 because inlining makes gcov count code by the function it came
 from (docs/COMPAT.md says what -O2 changes).
 
-With sqlite3, xz, zlib and jsoncpp (direct mode), one more line each: the suite's oracles
-(tests/run_tests.py) on one small deterministic case of the program (speedtest1 --memdb --size
-1, xz -6 of the real file, minigzip -9 of it, jsoncpp_test): every block's count under
+With lua, sqlite3, xz, zlib and jsoncpp (direct mode), one more line each: the suite's oracles
+(tests/run_tests.py) on small deterministic cases of the program (workload.lua same-blocks and
+bench.lua 0.1, speedtest1 --memdb --size 1, xz -6 of the real file, minigzip -9 of it,
+jsoncpp_test): every block's count under
 blocks="count" probes equals callgrind's count of its first instruction and nothing ran outside
 the blocks, blocks="cover" gives 1 exactly where that count is not 0, flow is conserved under
 arcs, and tests/collectors/check_source.lua (the C report helpers against their plain-Lua
-statement) agrees on every function of the cover and the arcs runs. Not Lua: its string hashes
-are seeded from addresses and the time, so two of its runs do not run the same blocks.
+statement) agrees on every function of the cover and the arcs runs. Lua's line runs a twin of
+its build, lua-seeded, with two of Lua's own configuration macros set: luai_makeseed(L) 0 (the
+string hashes are seeded from addresses and the time) and STRCACHE_N 1 (its API's string cache
+is indexed by the C string's address, which differs under valgrind); workload.lua's argument
+"same-blocks" keeps its weak table's tables as values, not keys (hashed by address).
 
 Prints one "PASS name" / "FAIL name: reasons" line per program (and mode), a summary line,
 and with --json all measurements (bench/run.py's finish()). Everything goes to
@@ -174,18 +178,22 @@ def real_input():
 # Builds. Each returns a dict of paths; the build is skipped when its stamp is newer than this file.
 
 def build_lua():
+    """Debian's lua, and for the oracles its twin seeded with 0 (Lua's own configuration
+    point luai_makeseed, lstate.c): the string hashes of Debian's build mix in the time and
+    addresses, so that a run under valgrind does not run the blocks a native run does."""
     d = os.path.join(WORK, "lua")
-    exe = os.path.join(d, "lua")
-    if stamp_ok(exe):
-        return {"lua": exe}
+    exe, seeded = os.path.join(d, "lua"), os.path.join(d, "lua-seeded")
+    if stamp_ok(exe) and stamp_ok(seeded):
+        return {"lua": exe, "seeded": seeded}
     src = os.path.join(srcdir("lua5.4"), "src")
-    os.makedirs(os.path.join(d, "obj"), exist_ok=True)
     files = sorted(f for f in glob.glob(os.path.join(src, "*.c")) if os.path.basename(f) not in ("luac.c", "onelua.c"))
-    jobs = [([CC, "-std=gnu99", *CFLAGS, *CPPFLAGS, "-Wall", "-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX", "-c", f],
-             os.path.join(d, "obj", os.path.basename(f)[:-2] + ".o")) for f in files]
-    compile_many(jobs, d)
-    sh([CC, *LDFLAGS, "-o", exe, *[o for _, o in jobs], "-lm", "-ldl"], cwd=d)
-    return {"lua": exe}
+    for out, obj, extra in ((exe, "obj", []), (seeded, "obj-seeded", ["-Dluai_makeseed(L)=0u", "-DSTRCACHE_N=1", "-DSTRCACHE_M=2"])):
+        os.makedirs(os.path.join(d, obj), exist_ok=True)
+        jobs = [([CC, "-std=gnu99", *CFLAGS, *CPPFLAGS, "-Wall", "-DLUA_COMPAT_5_3", "-DLUA_USE_LINUX", *extra, "-c", f],
+                 os.path.join(d, obj, os.path.basename(f)[:-2] + ".o")) for f in files]
+        compile_many(jobs, d)
+        sh([CC, *LDFLAGS, "-o", out, *[o for _, o in jobs], "-lm", "-ldl"], cwd=d)
+    return {"lua": exe, "seeded": seeded}
 
 
 SQLITE_DEFS = ["-fno-strict-aliasing", "-DSQLITE_SECURE_DELETE", "-DSQLITE_ENABLE_COLUMN_METADATA",
@@ -506,8 +514,8 @@ def gcov_check_jsoncpp(lp, timeout):
 # {=== the oracles on real programs ===
 #
 # The suite's oracles (tests/run_tests.py) are run on the corpus; here the same on
-# programs nobody here wrote, one small deterministic case each (Lua is not one: its
-# string hashes are seeded from addresses and the time, so two runs' blocks differ).
+# programs nobody here wrote, small deterministic cases of each (Lua's seeded twin:
+# build_lua).
 # Returns (PASS/FAIL line, measurements).
 
 def oracle_cases(p, prog):
@@ -524,6 +532,10 @@ def oracle_cases(p, prog):
             [("xz -6 -T1 real file", [p["xz"], "-6", "-T1", "-c", inp], None)]
     if prog == "zlib":
         return [("minigzip -9 real file", [p["minigzip"], "-9"], inp), ("example", [p["example"]], None)]
+    if prog == "lua":
+        lua = p["seeded"]
+        return [("lua-seeded workload.lua same-blocks", [lua, os.path.join(BENCH, "compat", "workload.lua"), "same-blocks"], None),
+                ("lua-seeded bench.lua 0.1", [lua, os.path.join(BENCH, "lua", "bench.lua"), "0.1"], None)]
     if prog == "jsoncpp":
         data = sorted(glob.glob(os.path.join(srcdir("libjsoncpp"), "test", "data", "*.json")))
         return [("jsoncpp_test", [p["test"]], None)] + \
