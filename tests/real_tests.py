@@ -632,6 +632,31 @@ def test_loader_direct(ctx):
     return [(name, probs)]
 
 
+def test_inherited_signals(ctx):
+    """procs/inherited_signals: the program inherits the signal dispositions
+    and mask its launcher had, as natively: started with SIGINT, SIGHUP,
+    SIGQUIT, SIGTERM and SIGPIPE ignored (nohup, a shell's background job)
+    and SIGUSR2 blocked, Debian's grep prints the same SigIgn and SigBlk of
+    /proc/self/status under lazyprobe (before: lazyprobe's handlers for
+    SIGINT, SIGTERM, SIGHUP and SIGQUIT took their SIG_IGN from it)."""
+    name = 'procs/inherited_signals'
+
+    def launcher():
+        for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGTERM, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGUSR2])
+    argv = ['grep', '-E', '^Sig(Ign|Blk)', '/proc/self/status']
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    runs = []
+    for cmd in (argv, [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--'] + argv):
+        p = subprocess.run(cmd, capture_output=True, timeout=RUN_TIMEOUT, preexec_fn=launcher)
+        runs.append((rt.status_of(p.returncode), p.stdout, p.stderr, False))
+    probs = same_as_native(runs[0], runs[1])
+    if b'SigIgn:\t0000000000005007' not in runs[0][1]:
+        probs.append('the native run does not show the five signals ignored: %s' % rt.short(runs[0][1]))
+    return [(name, probs)]
+
+
 def test_shell_script_coverage(ctx):
     """procs/shell_script/coverage: sh runs tests/real/home.c three times
     under -c coverage; from the third image on its functions are relocated
@@ -2350,6 +2375,7 @@ def jobs(ctx):
         j.append(('procs/' + mode, lambda m=mode: test_procs(ctx, m)))
     j.append(('procs/many_procs', lambda: test_many_procs(ctx)))
     j.append(('procs/shell_script', lambda: test_shell_script(ctx)))
+    j.append(('procs/inherited_signals', lambda: test_inherited_signals(ctx)))
     j.append(('procs/exec_32bit', lambda: test_exec_32bit(ctx)))
     j.append(('procs/loader_direct', lambda: test_loader_direct(ctx)))
     j.append(('procs/data_limit', lambda: test_data_limit(ctx)))

@@ -185,13 +185,20 @@ static void act_on_early_signal(core_session *s) {
   else core_session_forward_signal(s, early);
 }
 
+/* A signal ignored when lazyprobe started stays ignored, in lazyprobe and in
+ * the program it launches (which inherits it across exec, as natively):
+ * `nohup lazyprobe run ...`, a shell's background job (SIGINT, SIGQUIT). */
 static void handle_signals(void) {
   struct sigaction sa = {0};
   sa.sa_sigaction = on_signal;
   sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: the session's wait sees EINTR */
   sigemptyset(&sa.sa_mask);
   int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction old;
+    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    sigaction(sigs[i], &sa, NULL);
+  }
 }
 
 typedef struct run_args {
