@@ -519,7 +519,7 @@ def gcov_check_jsoncpp(lp, timeout):
 # Returns (PASS/FAIL line, measurements).
 
 def oracle_cases(p, prog):
-    """[(label, argv, stdin)]: runs whose every block count callgrind gives again."""
+    """[(label, argv, stdin[, env])]: runs whose every block count callgrind gives again."""
     inp = real_input()
     if prog == "sqlite3":
         return [("speedtest1 --memdb --size 1", [p["speedtest1"], "--memdb", "--size", "1"], None),
@@ -560,15 +560,16 @@ def oracle_check(lp, prog, p, timeout):
     import run_tests as T  # noqa: E402  (the suite's parsers and checks)
     probs, res = [], {"cases": []}
     blocks = checked = branches = 0
-    for label, argv, stdin in oracle_cases(p, prog):
+    for label, argv, stdin, *env in oracle_cases(p, prog):
+        env = env[0] if env else None
         d = os.path.join(WORK, "oracles", prog)
         shutil.rmtree(d, ignore_errors=True)
         os.makedirs(d)
         cg_out = os.path.join(d, "callgrind.out")
         sink = os.path.join(d, "stdout")
         cg = run_once(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--skip-plt=no", "--collect-jumps=yes",
-                       "--callgrind-out-file=" + cg_out] + argv, cwd=d, stdin=stdin, timeout=timeout * 10,
-                      stdout=sink)
+                       "--callgrind-out-file=" + cg_out] + argv, cwd=d, stdin=stdin, env=env,
+                      timeout=timeout * 10, stdout=sink)
         if not os.path.exists(cg_out):
             probs.append("%s: callgrind failed (status %s)" % (label, cg["status"]))
             continue
@@ -578,8 +579,8 @@ def oracle_check(lp, prog, p, timeout):
         runs = {}
         for kind, coll in (("count", T.DUMP_BLOCKS), ("cover", T.DUMP_BLOCKS_COVER), ("arcs", T.DUMP_ARCS)):
             out = os.path.join(d, kind)
-            r = run_once([lp, "run", "-c", coll, "-o", out, "--"] + argv, cwd=d, stdin=stdin, timeout=timeout,
-                         stdout=sink)
+            r = run_once([lp, "run", "-c", coll, "-o", out, "--"] + argv, cwd=d, stdin=stdin, env=env,
+                         timeout=timeout, stdout=sink)
             try:
                 runs[kind] = [f for f in T.exe_functions(T.load_dump(out), argv[0]) if f["name"] not in ("_init", "_fini")]
             except (OSError, ValueError) as e:

@@ -85,13 +85,20 @@ bool x64_insn_lea_rip(const x64_insn *i, int reg, uint64_t *target) {
  * 8(%rdi), %eax`; Debian's python3, a prologue shrink-wrapped below the
  * bound check: `cmpl $0x1b, (%rsi); ja; push %r15; ...; mov (%rsi), %eax`).
  * The compiler read the memory twice around the store, which it does only
- * where the two do not overlap. */
-static bool stores_apart(const x64_insn *i, const x64_operand *loaded) {
+ * where the two do not overlap.  LOADED_AT, when not 0, is the address of a
+ * global LOADED names ([rip+d]: tar's `switch (subcommand_option)`), apart
+ * from the stack and from the bytes of another global. */
+static bool stores_apart(const x64_insn *i, const x64_operand *loaded, uint64_t loaded_at) {
   const x64_operand *m = &i->op[0];
-  bool elsewhere = loaded->base && loaded->base != ZYDIS_REGISTER_RSP;
+  bool elsewhere = loaded_at || (loaded->base && loaded->base != ZYDIS_REGISTER_RSP);
   if (i->mnemonic == ZYDIS_MNEMONIC_PUSH) return elsewhere; /* the prologue after the bound check */
-  if (m->type != X64_OP_MEM || i->rip_relative) return false;
+  if (m->type != X64_OP_MEM) return false;
+  if (i->rip_relative) {
+    uint64_t a = i->rip_target, b = loaded_at;
+    return loaded_at && i->mnemonic == ZYDIS_MNEMONIC_MOV && (a + m->size / 8 <= b || b + loaded->size / 8 <= a);
+  }
   if (m->base == ZYDIS_REGISTER_RSP) return elsewhere;
+  if (loaded_at) return false;
   if (i->mnemonic != ZYDIS_MNEMONIC_MOV || m->base != loaded->base || m->index != loaded->index ||
       m->scale != loaded->scale)
     return false;
@@ -99,10 +106,13 @@ static bool stores_apart(const x64_insn *i, const x64_operand *loaded) {
   return a + (int64_t)(m->size / 8) <= b || b + (int64_t)(loaded->size / 8) <= a;
 }
 
-/* The same memory operand: base, index, scale, displacement and width. */
-static bool same_memory(const x64_operand *a, const x64_operand *b) {
-  return a->type == X64_OP_MEM && b->type == X64_OP_MEM && a->base == b->base &&
-         a->index == b->index && a->scale == b->scale && a->disp == b->disp && a->size == b->size;
+/* Does operand A of instruction I name the memory LOADED, of the same width:
+ * the same base, index, scale and displacement, or (LOADED_AT, a global
+ * [rip+d]) the same address. */
+static bool same_memory(const x64_insn *i, const x64_operand *a, const x64_operand *loaded, uint64_t loaded_at) {
+  if (a->type != X64_OP_MEM || a->size != loaded->size) return false;
+  if (loaded_at || i->rip_relative) return i->rip_relative && i->rip_target == loaded_at;
+  return a->base == loaded->base && a->index == loaded->index && a->scale == loaded->scale && a->disp == loaded->disp;
 }
 
 /* Walks back from FROM, where the index is in register IDX, for the bound
@@ -117,7 +127,7 @@ static bool same_memory(const x64_operand *a, const x64_operand *b) {
  * Register copies `mov/movzx IDX, rY` (32 or 64 bits) and `movsxd IDX, eY` are
  * followed back to Y.
  * When IDX was loaded from memory (`mov IDX, [rbp+d]` at gcc -O0, `movzx eax,
- * byte [rcx+rax]` at -O2), the check is on that memory, `cmp byte/dword [m], N`
+ * byte [rcx+rax]` at -O2, a global's `mov eax, [rip+d]`), the check is on that memory, `cmp byte/dword [m], N`
  * of the load's width, and nothing between the compare and the load may store
  * to memory or change the registers that address it. */
 /* The tighter of two bounds on the number of entries (0: none). */
@@ -146,6 +156,7 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
   int pending = 0; /* 1: ja seen (walking back) and its flags not yet set, 2: jae */
   bool in_memory = false; /* the index came from the memory operand `loaded` */
   x64_operand loaded = {0};
+  uint64_t loaded_at = 0; /* `loaded` is [rip+d]: the address it names */
   unsigned narrow = 0; /* the index is zero-extended from this many bits (movzx), 0: not known */
   size_t implicit = 0;  /* entries its width or a mask allows (no compare yet), 0: unbounded */
   bool unknown_check = false; /* a ja/jae tests `cmp R, N` with R not known to be the index */
@@ -167,7 +178,7 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       if (may_write(&e, lea_reg)) return false;
     }
     if (have_bound) {
-      if (!confirm || (!e.everything && (in_memory ? !(e.memory && !stores_apart(i, &loaded))
+      if (!confirm || (!e.everything && (in_memory ? !(e.memory && !stores_apart(i, &loaded, loaded_at))
                                                     : !may_write(&e, idx))))
         continue;
       if (!in_memory && i->mnemonic == ZYDIS_MNEMONIC_MOV && is_reg(a, idx) && a->size >= 32 &&
@@ -194,7 +205,7 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       else if (above) pending = 0; /* ja/jae taken: the index is past the bound */
       continue;
     }
-    bool on_index = in_memory ? same_memory(a, &loaded) : is_reg(a, idx);
+    bool on_index = in_memory ? same_memory(i, a, &loaded, loaded_at) : is_reg(a, idx);
     if (i->mnemonic == ZYDIS_MNEMONIC_CMP && on_index && b->type == X64_OP_IMM) {
       if (!pending) continue; /* a compare whose flags nobody reads here */
       if (a->size < 32 && !(narrow && narrow <= a->size)) {
@@ -218,7 +229,8 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       continue;
     }
     if (in_memory) {
-      if ((e.memory && !stores_apart(i, &loaded)) || (loaded.base && may_write(&e, loaded.base)) ||
+      if ((e.memory && !stores_apart(i, &loaded, loaded_at)) ||
+          (loaded.base && !loaded_at && may_write(&e, loaded.base)) ||
           (loaded.index && may_write(&e, loaded.index))) {
         if (!bound_by_width(implicit, unknown_check, out)) return false;
         have_bound = true;
@@ -235,9 +247,10 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       continue;
     }
     if (((mov && b->size == a->size) || movzx) && is_reg(a, idx) && a->size >= 32 &&
-        b->type == X64_OP_MEM && !i->rip_relative) { /* mov eX, [m] / movzx eX, byte [m] */
+        b->type == X64_OP_MEM) { /* mov eX, [m] / movzx eX, byte [m] / mov eX, [rip+d] */
       in_memory = true;
       loaded = *b;
+      loaded_at = i->rip_relative ? i->rip_target : 0;
       if (movzx) narrow = b->size, implicit = tighter(implicit, width_entries(b->size));
       continue;
     }

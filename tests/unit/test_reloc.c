@@ -2024,6 +2024,50 @@ static void test_table_memory_past_pushes(void) {
  * another register (xz's rc_encode: `cmpl $2, 0x30(%rax,%rdx,4); lea
  * 0xc(%rdx), %rcx; ja; mov (%rax,%rcx,4), %ecx`): resolved.  Not when the
  * lea moves the address off the compared one. */
+/* A switch on a global (Debian's tar: `cmpl $0x9, g(%rip); ja; mov g(%rip),
+ * %eax; lea T(%rip), %rdx; ...`): the bound is compared in memory named
+ * RIP-relative, at the address the index is read from again.  A store to
+ * another global between them leaves it alone; one to the same global does
+ * not, and the dispatch is left unresolved (to the original body). */
+static void test_table_memory_global(void) {
+  enum { T = 0x38, G = 0x1000 };
+  for (int same = 0; same <= 1; same++) {
+    uint32_t store_disp = (uint32_t)(G + (same ? 0 : 8) - 0x13);
+    const uint8_t code[] = {
+        0x83, 0x3d, LE32(G - 0x07), 0x02,             /* 00: cmp dword [rip+G], 2 */
+        0x77, 0x29,                                   /* 07: ja 32 */
+        0xc7, 0x05, LE32(store_disp), 1, 0, 0, 0,     /* 09: mov dword [rip+G+8 or G], 1 */
+        0x8b, 0x05, LE32(G - 0x19),                   /* 13: mov eax, [rip+G] */
+        0x48, 0x8d, 0x15, LE32(T - 0x20),             /* 19: lea rdx, [rip+T] */
+        0x48, 0x63, 0x04, 0x82,                       /* 20: movsxd rax, dword [rdx+rax*4] */
+        0x48, 0x01, 0xd0,                             /* 24: add rax, rdx */
+        0xff, 0xe0,                                   /* 27: jmp rax */
+        0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3, 0xb0, 0x03, 0xc3, /* 29, 2c, 2f: cases 0-2 */
+        0x31, 0xc0, 0xc3,                             /* 32: default: xor eax, eax; ret */
+    };
+    static uint8_t in[T + 12];
+    memset(in, 0xcc, sizeof in);
+    memcpy(in, code, sizeof code);
+    static const int cases[3] = {0x29, 0x2c, 0x2f};
+    for (int k = 0; k < 3; k++) {
+      int32_t e = cases[k] - T;
+      memcpy(in + T + 4 * k, &e, 4);
+    }
+    fn_case c = {same ? "jump table, a global's bound stored over" : "jump table, bound on a global", in, sizeof in,
+                 T, 0, 0};
+    const char *name = c.name;
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+    CHECK(p && info.njump_tables == (same ? 0u : 1u) && info.leaves_to_original == (bool)same,
+          "%zu tables, leaves %d", info.njump_tables, info.leaves_to_original);
+    for (int k = 0; p && !same && k < 3; k++)
+      CHECK(reloc_copy_offset(p, SRC + (uint64_t)cases[k]) >= 0, "case %d was not decoded", k);
+    reloc_plan_free(p);
+    free(out);
+  }
+}
+
 static void test_table_memory_through_lea(void) {
   enum { T = 0x28 };
   static const uint8_t code[T] = {
@@ -2549,6 +2593,7 @@ int main(void) {
   test_table_memory_past_pushes();
   test_table_sign_extended_index();
   test_table_hoisted_base();
+  test_table_memory_global();
   test_table_memory_through_lea();
   test_table_absolute();
   test_table_gcc_o2_nopie();
