@@ -138,13 +138,15 @@ static size_t tighter(size_t implicit, size_t n) { return n && (!implicit || n <
 static size_t width_entries(unsigned bits) { return bits == 8 ? 256 : 0; }
 
 /* No compare bounds the index: IMPLICIT (its width or a mask) does, when
- * there is one; the match says so.  Only for tables of absolute addresses
- * (computed gotos hold their labels'), and not when a ja/jae tests a bound
- * compare of another register (`cmp r12d, 7` on a copy of the index): a
- * switch's table is shorter than its index's width, and what follows it
- * (the next table's entries) would be read as targets. */
-static bool bound_by_width(size_t implicit, bool unknown_check, x64_table_match *out) {
-  if (!implicit || unknown_check || out->kind != X64_TABLE_ABS64) return false;
+ * there is one; the match says so.  For tables of absolute addresses
+ * (computed gotos hold their labels'), and for others when MASK (`and eX,
+ * 2^k-1`: Duff's device, `switch (len & 7)` in Debian's perl's hashes) says
+ * that every entry up to it is read; not when a ja/jae tests a bound compare
+ * of a register not known to be the index: a switch's table is shorter than
+ * its index's width, and what follows it (the next table's entries) would be
+ * read as targets. */
+static bool bound_by_width(size_t implicit, size_t mask, bool unknown_check, x64_table_match *out) {
+  if (!implicit || unknown_check || (out->kind != X64_TABLE_ABS64 && !mask)) return false;
   out->nentries = implicit;
   out->implicit = true;
   return true;
@@ -159,7 +161,14 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
   uint64_t loaded_at = 0; /* `loaded` is [rip+d]: the address it names */
   unsigned narrow = 0; /* the index is zero-extended from this many bits (movzx), 0: not known */
   size_t implicit = 0;  /* entries its width or a mask allows (no compare yet), 0: unbounded */
+  size_t mask = 0;      /* entries a mask allows, 0: none */
   bool unknown_check = false; /* a ja/jae tests `cmp R, N` with R not known to be the index */
+  int copy = 0;             /* that R (0: none), a bound if it is found to be a copy of the index:
+                               `mov R, IDX` or `mov IDX, R` further back (Debian's perl,
+                               Perl_sv_upgrade), or of a narrow R `movzx IDX, R` (Perl_sv_setiv:
+                               `movzbl %al, %edx; cmp $0xf, %al`), R not written in between */
+  unsigned copy_bits = 0;   /* the compare's width */
+  size_t copy_entries = 0;
   unsigned confirm = 0; /* a compare of this many bits (< 32) bounds the index if, further
                            back, it is zero-extended from at most as many (movzx) */
   const x64_insn *after = from, *i = prev(ctx, from); /* I comes right before AFTER on the way back */
@@ -193,7 +202,7 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       continue;
     }
     if (e.everything) {
-      if (!bound_by_width(implicit, unknown_check, out)) return false;
+      if (!bound_by_width(implicit, mask, unknown_check, out)) return false;
       have_bound = true;
       continue;
     }
@@ -219,7 +228,15 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       have_bound = true;
       continue;
     }
-    if (pending && i->mnemonic == ZYDIS_MNEMONIC_CMP && b->type == X64_OP_IMM) unknown_check = true;
+    if (pending && i->mnemonic == ZYDIS_MNEMONIC_CMP && b->type == X64_OP_IMM) {
+      unknown_check = true;
+      uint64_t n = (a->size >= 64 ? (uint64_t)b->imm : (uint64_t)b->imm & ((1ull << a->size) - 1)) +
+                   (pending == 1 ? 1 : 0);
+      bool known = a->type == X64_OP_REG && n > 0 && n <= MAX_ENTRIES && !in_memory && !copy;
+      copy = known ? a->reg : copy;
+      copy_bits = known ? a->size : copy_bits;
+      copy_entries = known ? (size_t)n : copy_entries;
+    }
     if (e.flags) pending = 0; /* the ja tests these flags, not an earlier compare's */
     if (in_memory && i->mnemonic == ZYDIS_MNEMONIC_LEA && loaded.index && is_reg(a, loaded.index) &&
         a->size == 64 && b->index == 0 && b->base && b->base != loaded.base && !i->rip_relative) {
@@ -232,13 +249,23 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
       if ((e.memory && !stores_apart(i, &loaded, loaded_at)) ||
           (loaded.base && !loaded_at && may_write(&e, loaded.base)) ||
           (loaded.index && may_write(&e, loaded.index))) {
-        if (!bound_by_width(implicit, unknown_check, out)) return false;
+        if (!bound_by_width(implicit, mask, unknown_check, out)) return false;
         have_bound = true;
       }
       continue;
     }
     bool mov = i->mnemonic == ZYDIS_MNEMONIC_MOV, movzx = i->mnemonic == ZYDIS_MNEMONIC_MOVZX;
     bool movsxd = i->mnemonic == ZYDIS_MNEMONIC_MOVSXD && a->size == 64 && b->size == 32;
+    bool copied = mov && copy_bits >= 32 && a->size >= 32 && b->type == X64_OP_REG && b->size == a->size &&
+                  ((is_reg(a, copy) && is_reg(b, idx)) || (is_reg(a, idx) && is_reg(b, copy)));
+    bool widened = movzx && copy_bits < 32 && is_reg(a, idx) && a->size >= 32 && is_reg(b, copy) &&
+                   b->size == copy_bits;
+    if (copy && (copied || widened)) {
+      out->nentries = copy_entries; /* the compare was on a copy of the index */
+      have_bound = true;
+      continue;
+    }
+    if (copy && may_write(&e, copy)) copy = 0;
     if ((mov || movzx || movsxd) && is_reg(a, idx) && a->size >= 32 && b->type == X64_OP_REG) {
       /* mov eX, eY / movzx eX, Yl / movsxd rX, eY: the index came from Y (every bound
        * found on Y is below 2^31, where the sign extension changes nothing) */
@@ -257,14 +284,15 @@ static bool find_bound(const x64_insn *from, int idx, int lea_reg, x64_prev_insn
     if (i->mnemonic == ZYDIS_MNEMONIC_AND && is_reg(a, idx) && a->size >= 32 && b->type == X64_OP_IMM &&
         b->imm > 0 && b->imm < MAX_ENTRIES && ((b->imm + 1) & b->imm) == 0) {
       implicit = tighter(implicit, (size_t)b->imm + 1); /* and eX, 2^k-1 */
+      mask = tighter(mask, (size_t)b->imm + 1);
       continue; /* what X held before is bounded by any compare further back too */
     }
     if (may_write(&e, idx)) {
-      if (!bound_by_width(implicit, unknown_check, out)) return false;
+      if (!bound_by_width(implicit, mask, unknown_check, out)) return false;
       have_bound = true;
     }
   }
-  return (have_bound || bound_by_width(implicit, unknown_check, out)) && have_lea && !confirm;
+  return (have_bound || bound_by_width(implicit, mask, unknown_check, out)) && have_lea && !confirm;
 }
 
 /* `add JREG, OTHER` (64 bits) before JMP, JREG not written in between; JMP is `jmp JREG`. */

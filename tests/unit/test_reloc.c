@@ -2068,6 +2068,135 @@ static void test_table_memory_global(void) {
   }
 }
 
+/* The bound compared on a copy of the index (Debian's perl, Perl_sv_upgrade):
+ * the copy made before the compare (`mov r12, rdi; cmp r12d, 2; ja`, the
+ * table read at rdi), the index a copy of the compared register (`mov r8d,
+ * edi; cmp edi, 2; ja`, read at r8) or of its byte (Perl_sv_setiv: `movzx
+ * edx, al; cmp al, 2; ja`, read at rdx).  A copy changed before its compare
+ * bounds nothing: that dispatch is left unresolved. */
+static void test_table_bound_on_copy(void) {
+  enum { T = 0x2c };
+  static const struct {
+    const char *name;
+    uint8_t code[0x29];
+    int cases[3];
+    bool resolved;
+  } v[] = {
+      {"jump table, bound on a copy made before",
+       {0x49, 0x89, 0xfc,                   /* 00: mov r12, rdi */
+        0x41, 0x83, 0xfc, 0x02,             /* 03: cmp r12d, 2 */
+        0x77, 0x19,                         /* 07: ja 22 */
+        0x48, 0x8d, 0x15, T - 0x10, 0, 0, 0, /* 09: lea rdx, [rip+T] */
+        0x48, 0x63, 0x04, 0xba,             /* 10: movsxd rax, dword [rdx+rdi*4] */
+        0x48, 0x01, 0xd0, 0xff, 0xe0,       /* 14: add rax, rdx; jmp rax */
+        0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3, 0xb0, 0x03, 0xc3, /* 19, 1c, 1f: cases */
+        0x31, 0xc0, 0xc3},                  /* 22: default */
+       {0x19, 0x1c, 0x1f},
+       true},
+      {"jump table, index a copy of the bounded register",
+       {0x41, 0x89, 0xf8,                   /* 00: mov r8d, edi */
+        0x83, 0xff, 0x02,                   /* 03: cmp edi, 2 */
+        0x77, 0x19,                         /* 06: ja 21 */
+        0x48, 0x8d, 0x15, T - 0x0f, 0, 0, 0, /* 08: lea rdx, [rip+T] */
+        0x4a, 0x63, 0x04, 0x82,             /* 0f: movsxd rax, dword [rdx+r8*4] */
+        0x48, 0x01, 0xd0, 0xff, 0xe0,       /* 13: add rax, rdx; jmp rax */
+        0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3, 0xb0, 0x03, 0xc3, /* 18, 1b, 1e: cases */
+        0x31, 0xc0, 0xc3},                  /* 21: default */
+       {0x18, 0x1b, 0x1e},
+       true},
+      {"jump table, index a byte's zero-extension, the byte bounded",
+       {0x0f, 0xb6, 0xd0,                   /* 00: movzx edx, al */
+        0x3c, 0x02,                         /* 03: cmp al, 2 */
+        0x77, 0x19,                         /* 05: ja 20 */
+        0x48, 0x8d, 0x0d, T - 0x0e, 0, 0, 0, /* 07: lea rcx, [rip+T] */
+        0x48, 0x63, 0x14, 0x91,             /* 0e: movsxd rdx, dword [rcx+rdx*4] */
+        0x48, 0x01, 0xca, 0xff, 0xe2,       /* 12: add rdx, rcx; jmp rdx */
+        0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3, 0xb0, 0x03, 0xc3, /* 17, 1a, 1d: cases */
+        0x31, 0xc0, 0xc3},                  /* 20: default */
+       {0x17, 0x1a, 0x1d},
+       true},
+      {"jump table, bound on a copy changed since",
+       {0x49, 0x89, 0xfc,                   /* 00: mov r12, rdi */
+        0x41, 0x83, 0xc4, 0x01,             /* 03: add r12d, 1 */
+        0x41, 0x83, 0xfc, 0x02,             /* 07: cmp r12d, 2 */
+        0x77, 0x19,                         /* 0b: ja 26 */
+        0x48, 0x8d, 0x15, T - 0x14, 0, 0, 0, /* 0d: lea rdx, [rip+T] */
+        0x48, 0x63, 0x04, 0xba,             /* 14: movsxd rax, dword [rdx+rdi*4] */
+        0x48, 0x01, 0xd0, 0xff, 0xe0,       /* 18: add rax, rdx; jmp rax */
+        0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3, 0xb0, 0x03, 0xc3, /* 1d, 20, 23: cases */
+        0x31, 0xc0, 0xc3},                  /* 26: default */
+       {0x1d, 0x20, 0x23},
+       false},
+  };
+  for (size_t n = 0; n < sizeof v / sizeof v[0]; n++) {
+    static uint8_t in[T + 12];
+    memset(in, 0xcc, sizeof in);
+    memcpy(in, v[n].code, sizeof v[n].code);
+    for (int k = 0; k < 3; k++) {
+      int32_t e = v[n].cases[k] - T;
+      memcpy(in + T + 4 * k, &e, 4);
+    }
+    fn_case c = {v[n].name, in, sizeof in, T, 0, 0};
+    const char *name = c.name;
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+    CHECK(p && info.njump_tables == (v[n].resolved ? 1u : 0u) && info.leaves_to_original == !v[n].resolved,
+          "%zu tables, leaves %d", info.njump_tables, info.leaves_to_original);
+    for (int k = 0; p && v[n].resolved && k < 3; k++)
+      CHECK(reloc_copy_offset(p, SRC + (uint64_t)v[n].cases[k]) >= 0, "case %d was not decoded", k);
+    reloc_plan_free(p);
+    free(out);
+  }
+}
+
+/* A table of offsets that only a mask bounds (Duff's device, `switch (len &
+ * 3)`: Debian's perl's hashes): every entry up to the mask is read.  Not
+ * when a ja tests a compare of a register not known to be the index: the
+ * table may be shorter than the mask allows. */
+static void test_table_mask_bound(void) {
+  enum { T = 0x30 };
+  for (int other = 0; other <= 1; other++) {
+    const uint8_t code[] = {
+        0x41, 0x89, 0xf2,                    /* 00: mov r10d, esi */
+        0x41, 0x83, 0xe2, 0x03,              /* 03: and r10d, 3 */
+        0x83, 0xf9, other ? 0x02 : 0x7f,     /* 07: cmp ecx, 2 (or 127, which no ja reads) */
+        0x90, 0x90,                          /* 0a: nop; nop (or ja 26) */
+        0x48, 0x8d, 0x15, T - 0x13, 0, 0, 0, /* 0c: lea rdx, [rip+T] */
+        0x4a, 0x63, 0x04, 0x92,              /* 13: movsxd rax, dword [rdx+r10*4] */
+        0x48, 0x01, 0xd0, 0xff, 0xe0,        /* 17: add rax, rdx; jmp rax */
+        0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3, 0xb0, 0x03, 0xc3, 0xb0, 0x04, 0xc3, /* 1c, 1f, 22, 25: cases */
+        0x31, 0xc0, 0xc3,                    /* 28: what the ja skips to */
+    };
+    static uint8_t in[T + 16];
+    memset(in, 0xcc, sizeof in);
+    memcpy(in, code, sizeof code);
+    if (other) in[0x0a] = 0x77, in[0x0b] = 0x28 - 0x0c; /* ja 28 */
+    static const int cases[4] = {0x1c, 0x1f, 0x22, 0x25};
+    for (int k = 0; k < 4; k++) {
+      int32_t e = cases[k] - T;
+      memcpy(in + T + 4 * k, &e, 4);
+    }
+    uint64_t ro[1][2] = {{SRC + T, SRC + T + 16}}; /* a table no compare bounds is read in read-only memory */
+    readonly = (const uint64_t(*)[2])ro;
+    nreadonly = 1;
+    fn_case c = {other ? "jump table, a mask and a compare of another register" : "jump table, bound by a mask", in,
+                 sizeof in, T, 0, 0};
+    const char *name = c.name;
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+    CHECK(p && info.njump_tables == (other ? 0u : 1u) && info.leaves_to_original == (bool)other,
+          "%zu tables, leaves %d", info.njump_tables, info.leaves_to_original);
+    for (int k = 0; p && !other && k < 4; k++)
+      CHECK(reloc_copy_offset(p, SRC + (uint64_t)cases[k]) >= 0, "case %d was not decoded", k);
+    reloc_plan_free(p);
+    free(out);
+    readonly = NULL;
+    nreadonly = 0;
+  }
+}
+
 static void test_table_memory_through_lea(void) {
   enum { T = 0x28 };
   static const uint8_t code[T] = {
@@ -2594,6 +2723,8 @@ int main(void) {
   test_table_sign_extended_index();
   test_table_hoisted_base();
   test_table_memory_global();
+  test_table_bound_on_copy();
+  test_table_mask_bound();
   test_table_memory_through_lea();
   test_table_absolute();
   test_table_gcc_o2_nopie();
