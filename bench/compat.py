@@ -544,82 +544,15 @@ def oracle_cases(p, prog):
 
 
 def oracle_check(lp, prog, p, timeout):
-    """Every block's count (probes blocks="count") equals callgrind's count of its
-    first instruction and no instruction ran outside the blocks; blocks="cover"
-    gives 1 exactly where callgrind's count is not 0; with arcs, flow is conserved
-    at every block, the counts derived from the arcs equal callgrind's and every
-    conditional branch callgrind reports (--collect-jumps=yes: those that end one
-    of its blocks) is taken as often as it says; and
-    lazyprobe.line_counts, branch_counts, format_rows, graph_columns and
-    source_files (C) hold what tests/collectors/source_ref.lua's plain-Lua
-    statement of their rules gives (check_source.lua), on the cover and the arcs
-    runs.  The programs are PIEs: callgrind gives their addresses at link time,
-    but valgrind's object "???" (.init and .fini among it) at run time, so _init
-    and _fini are left out and "???" is not read."""
+    """tests/run_tests.py oracle_problems on every case of oracle_cases."""
     sys.path.insert(0, os.path.join(ROOT, "tests"))
-    import run_tests as T  # noqa: E402  (the suite's parsers and checks)
+    import run_tests as T  # noqa: E402  (the suite's oracles)
     probs, res = [], {"cases": []}
     blocks = checked = branches = 0
     for label, argv, stdin, *env in oracle_cases(p, prog):
-        env = env[0] if env else None
-        d = os.path.join(WORK, "oracles", prog)
-        shutil.rmtree(d, ignore_errors=True)
-        os.makedirs(d)
-        cg_out = os.path.join(d, "callgrind.out")
-        sink = os.path.join(d, "stdout")
-        cg = run_once(["valgrind", "--tool=callgrind", "--dump-instr=yes", "--skip-plt=no", "--collect-jumps=yes",
-                       "--callgrind-out-file=" + cg_out] + argv, cwd=d, stdin=stdin, env=env,
-                      timeout=timeout * 10, stdout=sink)
-        if not os.path.exists(cg_out):
-            probs.append("%s: callgrind failed (status %s)" % (label, cg["status"]))
-            continue
-        jumps = {}
-        counts = T.exe_instr_counts(T.parse_callgrind_instr(cg_out, jumps), argv[0], unknown=False)
-        jumps = T.exe_object(jumps, argv[0])
-        runs = {}
-        for kind, coll in (("count", T.DUMP_BLOCKS), ("cover", T.DUMP_BLOCKS_COVER), ("arcs", T.DUMP_ARCS)):
-            out = os.path.join(d, kind)
-            r = run_once([lp, "run", "-c", coll, "-o", out, "--"] + argv, cwd=d, stdin=stdin, env=env,
-                         timeout=timeout, stdout=sink)
-            try:
-                runs[kind] = [f for f in T.exe_functions(T.load_dump(out), argv[0]) if f["name"] not in ("_init", "_fini")]
-            except (OSError, ValueError) as e:
-                probs.append("%s: -c %s: no dump (status %s): %s" % (label, kind, r["status"], e))
-        for kind, funcs in runs.items():
-            for f in funcs:
-                bl = f.get("blocks")
-                if not bl or f.get("state") not in ("relocated", "trapped"):
-                    continue
-                for i, b in enumerate(bl, 1):
-                    if "count" not in b:
-                        continue
-                    want = counts.get(b["address"], 0)
-                    want = min(want, 1) if kind == "cover" else want
-                    blocks += kind == "count"
-                    if b["count"] != want:
-                        probs.append("%s: -c %s: %s block %d at 0x%x: %d, callgrind %d" % (
-                            label, kind, f["name"], i, b["address"], b["count"], want))
-                lo, hi = f["address"], f["address"] + (f.get("size") or 0)
-                ranges = [(b["address"], b["address"] + b["size"]) for b in bl]
-                outside = [a for a, n in counts.items() if lo <= a < hi and n and not any(x <= a < y for x, y in ranges)]
-                if outside and kind == "count":
-                    probs.append("%s: %s: callgrind ran 0x%x in no block of its graph" % (label, f["name"], min(outside)))
-        if "arcs" in runs:
-            probs += ["%s: %s" % (label, x) for x in T.flow_problems(runs["arcs"], "arcs")]
-            for f in runs["arcs"]:
-                for e in f.get("edges") or [] if not f.get("flow_error") else []:
-                    if e["kind"] == "taken" and "count" in e and e["branch"] in jumps:
-                        branches += 1
-                        if e["count"] != jumps[e["branch"]][0]:
-                            probs.append("%s: %s: branch at 0x%x taken %d times, callgrind %d" % (
-                                label, f["name"], e["branch"], e["count"], jumps[e["branch"]][0]))
-        for kind in ("cover", "arcs"):
-            r = run_once([lp, "report", "-c", T.CHECK_SOURCE, os.path.join(d, kind)], timeout=timeout * 4)
-            m = re.search(rb"check_source: (\d+) functions", r["out"])
-            if r["status"] != 0 or not m:
-                probs.append("%s: check_source on -c %s: %s" % (label, kind, short(r["err"] or r["out"], 300)))
-            else:
-                checked += int(m.group(1))
+        r = T.oracle_problems(lp, argv, stdin, env[0] if env else None, os.path.join(WORK, "oracles", prog), timeout)
+        probs += ["%s: %s" % (label, x) for x in r["problems"]]
+        blocks, branches, checked = blocks + r["blocks"], branches + r["branches"], checked + r["checked"]
         res["cases"].append(label)
     res.update(blocks=blocks, branches=branches, checked=checked, problems=probs)
     if probs:

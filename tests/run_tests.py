@@ -1755,6 +1755,104 @@ CHECK_SOURCE = os.path.join(TEST_COLLECTORS, 'check_source.lua')
 SOURCE_COUNT_PROGRAMS = [(pn, o) for pn, o in GCOV_PROGRAMS if pn != 'longjmp'] + [('inlined', 'O2'), ('jumptable', 'O2')]
 
 
+def run_to(argv, cwd, stdin, env, timeout, stdout):
+    """Runs ARGV in its own process group with stdout written to the file
+    STDOUT (a pipe's reader sets the pace of a writer that fills it: xz waits
+    in io_wait as often as that happens); (status, stderr bytes, timed_out)."""
+    e = dict(os.environ, **(env or {}))
+    fin = open(stdin, 'rb') if stdin else subprocess.DEVNULL
+    try:
+        with open(stdout, 'wb') as fout:
+            p = subprocess.Popen(argv, cwd=cwd, stdin=fin, stdout=fout, stderr=subprocess.PIPE, env=e,
+                                 start_new_session=True)
+            try:
+                _, err = p.communicate(timeout=timeout)
+                return status_of(p.returncode), err, False
+            except subprocess.TimeoutExpired:
+                kill_group(p)
+                _, err = p.communicate()
+                return status_of(p.returncode), err, True
+    finally:
+        if stdin:
+            fin.close()
+
+
+def oracle_problems(lp, argv, stdin, env, workdir, timeout):
+    """The oracles of the suite on one run of a program nobody here wrote
+    (ARGV, its executable argv[0]; STDIN a path or None; ENV added to the
+    environment), in WORKDIR (emptied): every block's count under
+    blocks="count" equals valgrind callgrind's count of its first instruction
+    and no instruction ran outside the blocks; blocks="cover" gives 1 exactly
+    where that count is not 0; under arcs flow is conserved at every block
+    and every conditional branch callgrind reports (--collect-jumps=yes: those
+    that end one of its blocks) is taken as often as it says; and
+    tests/collectors/check_source.lua (the report's C helpers against their
+    plain-Lua statement) agrees on the cover and the arcs runs.  For PIEs
+    callgrind gives the executable's addresses at link time, but valgrind's
+    object "???" (.init and .fini among it) at run time: _init and _fini are
+    left out and "???" is not read.  Returns a dict: problems (strings),
+    blocks and branches compared, functions check_source checked."""
+    shutil.rmtree(workdir, ignore_errors=True)
+    os.makedirs(workdir)
+    res = {'problems': [], 'blocks': 0, 'branches': 0, 'checked': 0}
+    probs = res['problems']
+    cg_out = os.path.join(workdir, 'callgrind.out')
+    sink = os.path.join(workdir, 'stdout')
+    st, err, _ = run_to(['valgrind', '--tool=callgrind', '--dump-instr=yes', '--skip-plt=no', '--collect-jumps=yes',
+                         '--callgrind-out-file=' + cg_out] + argv, workdir, stdin, env, timeout * 10, sink)
+    if not os.path.exists(cg_out):
+        probs.append('callgrind failed (status %s): %s' % (st, short(err)))
+        return res
+    jumps = {}
+    counts = exe_instr_counts(parse_callgrind_instr(cg_out, jumps), argv[0], unknown=False)
+    jumps = exe_object(jumps, argv[0])
+    runs = {}
+    for kind, coll in (('count', DUMP_BLOCKS), ('cover', DUMP_BLOCKS_COVER), ('arcs', DUMP_ARCS)):
+        out = os.path.join(workdir, kind)
+        st, err, _ = run_to([lp, 'run', '-c', coll, '-o', out, '--'] + argv, workdir, stdin, env, timeout, sink)
+        try:
+            runs[kind] = [f for f in exe_functions(load_dump(out), argv[0]) if f['name'] not in ('_init', '_fini')]
+        except (OSError, ValueError) as e:
+            probs.append('-c %s: no dump (status %s): %s' % (kind, st, e))
+    for kind, funcs in runs.items():
+        for f in funcs:
+            bl = f.get('blocks')
+            if not bl or f.get('state') not in ('relocated', 'trapped'):
+                continue
+            for i, b in enumerate(bl, 1):
+                if 'count' not in b:
+                    continue
+                want = counts.get(b['address'], 0)
+                want = min(want, 1) if kind == 'cover' else want
+                res['blocks'] += kind == 'count'
+                if b['count'] != want:
+                    probs.append('-c %s: %s block %d at 0x%x: %d, callgrind %d' % (
+                        kind, f['name'], i, b['address'], b['count'], want))
+            lo, hi = f['address'], f['address'] + (f.get('size') or 0)
+            ranges = [(b['address'], b['address'] + b['size']) for b in bl]
+            outside = [a for a, n in counts.items() if lo <= a < hi and n and not any(x <= a < y for x, y in ranges)]
+            if outside and kind == 'count':
+                probs.append('%s: callgrind ran 0x%x in no block of its graph' % (f['name'], min(outside)))
+    if 'arcs' in runs:
+        probs += flow_problems(runs['arcs'], 'arcs')
+        for f in runs['arcs']:
+            for e in f.get('edges') or [] if not f.get('flow_error') else []:
+                if e['kind'] == 'taken' and 'count' in e and e['branch'] in jumps:
+                    res['branches'] += 1
+                    if e['count'] != jumps[e['branch']][0]:
+                        probs.append('%s: branch at 0x%x taken %d times, callgrind %d' % (
+                            f['name'], e['branch'], e['count'], jumps[e['branch']][0]))
+    for kind in ('cover', 'arcs'):
+        st, out, err, _ = run_proc([lp, 'report', '-c', CHECK_SOURCE, os.path.join(workdir, kind)],
+                                   timeout=timeout * 4)
+        m = re.search(rb'check_source: (\d+) functions', out)
+        if st != 0 or not m:
+            probs.append('check_source on -c %s: %s' % (kind, short(err or out)))
+        else:
+            res['checked'] += int(m.group(1))
+    return res
+
+
 def test_out_source_counts(ctx, prog_name, opt):
     """outputs/source_counts/PROG/Ox: lazyprobe.line_counts and
     lazyprobe.branch_counts (lua/lp_source.c, what lcov.lua writes DA and
