@@ -412,16 +412,20 @@ static bool is_entry(void *ctx, uint64_t addr) {
   return (f->sources & (CORE_FROM_SYMTAB | CORE_FROM_DYNSYM)) && !strstr(f->name, ".cold");
 }
 
-/* Does a call to ADDR return twice (core_module_returns_twice)?  Asked of
- * every direct call planned: most modules have no such function. */
-static bool returns_twice(void *ctx, uint64_t addr) {
+/* How a call to ADDR returns (core_module_callee).  Asked of every direct
+ * call planned: a few functions of a module are listed. */
+static reloc_callee callee(void *ctx, uint64_t addr) {
+  static const reloc_callee as[] = {[CORE_CALLEE_RETURNS] = RELOC_CALLEE_RETURNS,
+                                    [CORE_CALLEE_RETURNS_TWICE] = RELOC_CALLEE_RETURNS_TWICE,
+                                    [CORE_CALLEE_NEVER_RETURNS] = RELOC_CALLEE_NEVER_RETURNS,
+                                    [CORE_CALLEE_EXITS_ON_STATUS] = RELOC_CALLEE_EXITS_ON_STATUS};
   const process *p = ((const link_ctx *)ctx)->p;
   for (size_t k = 0; k < p->nmods; k++) {
     const pmodule *m = &p->mods[k];
     if (!m->unloaded && addr >= m->lo && addr < m->hi)
-      return m->file->module->nreturns_twice && core_module_returns_twice(m->file->module, addr - m->bias);
+      return m->file->module->ncallees ? as[core_module_callee(m->file->module, addr - m->bias)] : RELOC_CALLEE_RETURNS;
   }
-  return false;
+  return RELOC_CALLEE_RETURNS;
 }
 
 static reloc_probes probes_for(const core_session *s, link_ctx *links) {
@@ -436,7 +440,7 @@ static reloc_probes probes_for(const core_session *s, link_ctx *links) {
       .calls = bits & SHM_PROBE_CALLS,
       .atomic = s->opt.atomic,
       .is_entry = is_entry,
-      .returns_twice = returns_twice,
+      .callee = callee,
       .ctx = links,
   };
 }

@@ -3,8 +3,8 @@
  * the .eh_frame FDEs (eh_frame.c), PLT stubs and non-code left out, one entry
  * per address with a size and the room up to the next function, a cold part
  * (gcc's NAME.cold) and its hot part linked; and the GOT slots of its PLT
- * stubs (.rela.plt JUMP_SLOTs) by symbol name; where a call returns twice
- * (setjmp and its kin, named or through their stubs).  core_module_exports looks up
+ * stubs (.rela.plt JUMP_SLOTs) by symbol name; the functions, named or
+ * through their stubs, a call to which returns twice (setjmp) or never (exit).  core_module_exports looks up
  * a few exported functions without any of that (libc's dlopen and dlsym). */
 #include "module.h"
 
@@ -287,26 +287,47 @@ static lp_status add_plt_slots(core_module *m, Elf *elf, Elf_Scn *scn, const GEl
   return LP_OK;
 }
 
-/* Is NAME one of the functions a call to which returns more than once
- * (core_module_returns_twice)? */
-static bool returns_twice_name(const char *name) {
-  static const char *const names[] = {"setjmp", "sigsetjmp", "savectx", "vfork", "getcontext", "qsetjmp", "fork",
+/* How a call to the function NAME returns (core_callee); DEFINED: a function
+ * of the module itself, EXPORTED: one it exports. */
+static core_callee callee_of(const char *name, bool defined, bool exported) {
+  static const char *const twice[] = {"setjmp", "sigsetjmp", "savectx", "vfork", "getcontext", "qsetjmp", "fork",
                                       "Fork", NULL};
-  while (*name == '_') name++;
-  for (size_t k = 0; names[k]; k++)
-    if (!strcmp(name, names[k])) return true;
-  return false;
+  static const char *const never[] = {
+      "exit", "_exit", "_Exit", "quick_exit", "abort", "__assert_fail", "__assert_perror_fail", "__stack_chk_fail",
+      "__fortify_fail", "__chk_fail", "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk", "pthread_exit",
+      "__cxa_throw", "__cxa_rethrow", "__cxa_bad_cast", "__cxa_bad_typeid", "__cxa_throw_bad_array_new_length",
+      "__cxa_call_unexpected", "_Unwind_Resume", "err", "errx", "verr", "verrx", "__libc_fatal", "_ZSt9terminatev",
+      NULL};
+  const char *bare = name;
+  while (*bare == '_') bare++;
+  for (size_t k = 0; twice[k]; k++)
+    if (!strcmp(bare, twice[k])) return CORE_CALLEE_RETURNS_TWICE;
+  if (defined && !exported) return CORE_CALLEE_RETURNS;
+  for (size_t k = 0; never[k]; k++)
+    if (!strcmp(name, never[k])) return CORE_CALLEE_NEVER_RETURNS;
+  if (!strncmp(name, "_ZSt", 4) && strstr(name, "__throw_")) return CORE_CALLEE_NEVER_RETURNS; /* std::__throw_* */
+  if (!strcmp(name, "error") || !strcmp(name, "error_at_line")) return CORE_CALLEE_EXITS_ON_STATUS;
+  return CORE_CALLEE_RETURNS;
 }
 
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+static int cmp_callee(const void *a, const void *b) {
+  uint64_t x = ((const core_callee_at *)a)->addr, y = ((const core_callee_at *)b)->addr;
   return (x > y) - (x < y);
 }
 
-/* The stubs of RANGE (a PLT section) that jump through one of the SLOTS:
- * each `jmp *slot(%rip)` (bnd or not), and the endbr64 before it (.plt.sec). */
-static lp_status add_plt_stubs(const core_module *m, const code_range *range, const uint64_t *slots, size_t nslots,
-                               uint64_t **out, size_t *n) {
+static lp_status add_callee(core_callee_at **v, size_t *n, uint64_t addr, core_callee kind) {
+  core_callee_at *grown = realloc(*v, (*n + 1) * sizeof **v);
+  if (!grown) return lp_fail("out of memory");
+  *v = grown;
+  grown[(*n)++] = (core_callee_at){addr, kind};
+  return LP_OK;
+}
+
+/* The stubs of RANGE (a PLT section) that jump through one of the SLOTS
+ * (their GOT addresses in .addr): each `jmp *slot(%rip)` (bnd or not), and
+ * the endbr64 before it (.plt.sec). */
+static lp_status add_plt_stubs(const core_module *m, const code_range *range, const core_callee_at *slots,
+                               size_t nslots, core_callee_at **out, size_t *n) {
   size_t avail = 0;
   const uint8_t *code = core_module_code(m, range->addr, &avail);
   if (!code) return LP_OK;
@@ -319,15 +340,10 @@ static lp_status add_plt_stubs(const core_module *m, const code_range *range, co
       endbr = 0;
       continue;
     }
-    bool found = false;
-    for (size_t k = 0; in.flow == X64_FLOW_JMP_INDIRECT && in.rip_relative && k < nslots; k++)
-      found |= slots[k] == in.rip_target;
-    if (found) {
-      uint64_t *v = realloc(*out, (*n + 2) * sizeof *v);
-      if (!v) return lp_fail("out of memory");
-      *out = v;
-      v[(*n)++] = in.addr;
-      if (endbr) v[(*n)++] = endbr;
+    for (size_t k = 0; in.flow == X64_FLOW_JMP_INDIRECT && in.rip_relative && k < nslots; k++) {
+      if (slots[k].addr != in.rip_target) continue;
+      LP_CHECK(add_callee(out, n, in.addr, slots[k].kind));
+      if (endbr) LP_CHECK(add_callee(out, n, endbr, slots[k].kind));
     }
     bool is_endbr = in.len == 4 && !memcmp(code + at, "\xf3\x0f\x1e\xfa", 4);
     endbr = is_endbr ? in.addr : 0;
@@ -336,22 +352,19 @@ static lp_status add_plt_stubs(const core_module *m, const code_range *range, co
   return LP_OK;
 }
 
-/* m->returns_twice: the functions so named, and the PLT stubs of their slots. */
-static lp_status find_returns_twice(core_module *m, const code_range *ranges, size_t nranges) {
-  uint64_t *v = NULL, *slots = NULL;
+/* m->callees: the functions so named, and the PLT stubs of their slots. */
+static lp_status find_callees(core_module *m, const code_range *ranges, size_t nranges) {
+  core_callee_at *v = NULL, *slots = NULL;
   size_t n = 0, nslots = 0;
   lp_status st = LP_OK;
   for (size_t i = 0; i < m->nfunctions && st == LP_OK; i++) {
-    if (!returns_twice_name(m->functions[i].name)) continue;
-    uint64_t *grown = realloc(v, (n + 1) * sizeof *v);
-    if (grown) (v = grown)[n++] = m->functions[i].addr;
-    else st = lp_fail("out of memory");
+    const core_function *f = &m->functions[i];
+    core_callee kind = callee_of(f->name, true, (f->sources & CORE_FROM_DYNSYM) && f->binding != CORE_BIND_LOCAL);
+    if (kind != CORE_CALLEE_RETURNS) st = add_callee(&v, &n, f->addr, kind);
   }
   for (size_t k = 0; k < m->nplt_slots && st == LP_OK; k++) {
-    if (!returns_twice_name(m->plt_slots[k].name)) continue;
-    uint64_t *grown = realloc(slots, (nslots + 1) * sizeof *slots);
-    if (grown) (slots = grown)[nslots++] = m->plt_slots[k].got;
-    else st = lp_fail("out of memory");
+    core_callee kind = callee_of(m->plt_slots[k].name, false, false);
+    if (kind != CORE_CALLEE_RETURNS) st = add_callee(&slots, &nslots, m->plt_slots[k].got, kind);
   }
   for (size_t r = 0; nslots && r < nranges && st == LP_OK; r++)
     if (ranges[r].is_plt) st = add_plt_stubs(m, &ranges[r], slots, nslots, &v, &n);
@@ -360,19 +373,19 @@ static lp_status find_returns_twice(core_module *m, const code_range *ranges, si
     free(v);
     return st;
   }
-  if (n) qsort(v, n, sizeof *v, cmp_u64);
-  m->returns_twice = v;
-  m->nreturns_twice = n;
+  if (n) qsort(v, n, sizeof *v, cmp_callee);
+  m->callees = v;
+  m->ncallees = n;
   return LP_OK;
 }
 
-bool core_module_returns_twice(const core_module *m, uint64_t addr) {
-  size_t lo = 0, hi = m->nreturns_twice;
+core_callee core_module_callee(const core_module *m, uint64_t addr) {
+  size_t lo = 0, hi = m->ncallees;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (m->returns_twice[mid] < addr) lo = mid + 1; else hi = mid;
+    if (m->callees[mid].addr < addr) lo = mid + 1; else hi = mid;
   }
-  return lo < m->nreturns_twice && m->returns_twice[lo] == addr;
+  return lo < m->ncallees && m->callees[lo].addr == addr ? m->callees[lo].kind : CORE_CALLEE_RETURNS;
 }
 
 /* Does X come before Y: by address, then the best name first (.symtab
@@ -632,7 +645,7 @@ static lp_status load(core_module *m, Elf *elf) {
   in->frame = frame;
   if (st == LP_OK && frame.data) st = add_fdes(in, ranges, nranges, &cands);
   if (st == LP_OK) st = build_functions(m, &cands, ranges, nranges); /* copies the names */
-  if (st == LP_OK) st = find_returns_twice(m, ranges, nranges);
+  if (st == LP_OK) st = find_callees(m, ranges, nranges);
   free(cands.v);
   free(ranges);
   /* }=== */
@@ -737,7 +750,7 @@ void core_module_close(core_module *m) {
   }
   free(m->functions);
   free(m->plt_slots);
-  free(m->returns_twice);
+  free(m->callees);
   free(m->exec);
   free(m->readonly);
   free(m->path);

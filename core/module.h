@@ -70,9 +70,9 @@ typedef struct core_module {
   size_t nfunctions;
   core_plt_slot *plt_slots; /* sorted by name (then got) */
   size_t nplt_slots;
-  uint64_t *returns_twice; /* sorted link-time addresses where a call returns more than
-                              once (core_module_returns_twice); NULL when none */
-  size_t nreturns_twice;
+  struct core_callee_at *callees; /* the functions that do not return as calls do, by
+                                      address (core_module_callee); NULL when none */
+  size_t ncallees;
   void *internal;      /* owned by module.c */
 } core_module;
 
@@ -94,13 +94,31 @@ lp_status core_module_exports(const char *path, const char *const names[], uint6
  * in *avail how many follow in that segment; NULL when ADDR is in none. */
 const uint8_t *core_module_code(const core_module *module, uint64_t addr, size_t *avail);
 
-/* Does a call to link-time ADDR return more than once, so that the code after
- * it runs again without the call running again: setjmp and its kin (gcc's
- * returns_twice functions: setjmp, sigsetjmp, savectx, vfork, getcontext,
- * qsetjmp, under any number of leading underscores), and fork, whose child
- * counts into the parent's counters file.  ADDR is the function (linked in)
- * or a PLT stub that jumps through its GOT slot. */
-bool core_module_returns_twice(const core_module *module, uint64_t addr);
+/* How a call to a function returns, known by the function's name. */
+typedef enum core_callee {
+  CORE_CALLEE_RETURNS,        /* once, as calls do */
+  CORE_CALLEE_RETURNS_TWICE,  /* the code after the call may run again without the call
+                                 running again: gcc's returns_twice functions (setjmp,
+                                 sigsetjmp, savectx, vfork, getcontext, qsetjmp, under any
+                                 number of leading underscores), and fork, whose child goes on
+                                 with counters of its own */
+  CORE_CALLEE_NEVER_RETURNS,  /* exit, abort, __assert_fail, __stack_chk_fail, longjmp,
+                                 pthread_exit, __cxa_throw, _Unwind_Resume, err, std::terminate,
+                                 std::__throw_*, ... */
+  CORE_CALLEE_EXITS_ON_STATUS /* error, error_at_line: never returns when its first argument
+                                 (the exit status) is not 0 */
+} core_callee;
+
+typedef struct core_callee_at {
+  uint64_t addr; /* link-time */
+  core_callee kind;
+} core_callee_at;
+
+/* How a call to link-time ADDR returns: ADDR is the function (linked in; for
+ * the functions that never return, one the module exports, so that a
+ * program's own `err` is not taken for libc's) or a PLT stub that jumps
+ * through its GOT slot. */
+core_callee core_module_callee(const core_module *module, uint64_t addr);
 
 /* The function whose [addr, addr+size) contains ADDR, or NULL. */
 const core_function *core_module_function_at(const core_module *module, uint64_t addr);

@@ -71,6 +71,20 @@ typedef enum reloc_block_probe {
   RELOC_BLOCKS_COUNT, /* add 1 to the slot; through rax where the flags are live */
 } reloc_block_probe;
 
+/* How a direct call to a function returns (reloc_probes.callee). */
+typedef enum reloc_callee {
+  RELOC_CALLEE_RETURNS,        /* once, as calls do */
+  RELOC_CALLEE_RETURNS_TWICE,  /* setjmp, vfork, fork (the child's counters are its own): the
+                                  block after the call is then also entered from outside
+                                  (reloc_block.entered: the second returns), which arcs count
+                                  apart, a decrement of its counter before the call and an
+                                  increment after it */
+  RELOC_CALLEE_NEVER_RETURNS,  /* exit, abort: the call ends its path, as one followed by no
+                                  code does */
+  RELOC_CALLEE_EXITS_ON_STATUS /* error(status, ...): never returns when the instructions
+                                  before the call set edi to a constant other than 0 */
+} reloc_callee;
+
 typedef struct reloc_probes {
   bool entry;                /* count calls into the function (slot 0); a jump to
                                 the entry from inside it is no call */
@@ -100,12 +114,9 @@ typedef struct reloc_probes {
    * flags are dead (ABI); a jump anywhere else outside the function (FUNC.cold)
    * keeps them live.  NULL: every outside target is an entry. */
   bool (*is_entry)(void *ctx, uint64_t addr);
-  /* Does a direct call to ADDR return more than once (setjmp, vfork, fork
-   * under shared counters)?  The block after such a call is then also
-   * entered from outside (reloc_block.entered: the second returns), which
-   * arcs count apart: a decrement of its counter before the call and an
-   * increment after it.  NULL: no call does. */
-  bool (*returns_twice)(void *ctx, uint64_t addr);
+  /* How a direct call to ADDR returns.  NULL: as calls do, except where no
+   * code follows the call. */
+  reloc_callee (*callee)(void *ctx, uint64_t addr);
   void *ctx;
 } reloc_probes;
 
@@ -124,7 +135,7 @@ typedef struct reloc_block {
                           EXIT carries the calls that never return (reloc_flow.h) */
   bool entered;        /* entered by no edge: a C++ landing pad (the unwinder), where the
                           function's other part jumps back, or after a call that returns
-                          twice (reloc_probes.returns_twice; its fall edge counts the first
+                          twice (RELOC_CALLEE_RETURNS_TWICE; its fall edge counts the first
                           returns); under arcs its own counter measures a virtual edge EXIT->it */
   uint8_t cover;       /* reloc_cover_kind: how block probes "cover" tell it ran */
   uint32_t idom;       /* with "cover": its immediate dominator (block 0's own

@@ -30,7 +30,10 @@ typedef struct reloc_table {
 
 typedef struct reloc_insn {
   x64_insn x;
-  bool noreturn;     /* a call whose fall-through is not code: ud2 after it */
+  bool noreturn;     /* a call whose fall-through is not code (ud2 after it in the copy), or
+                        to a function that never returns (reloc_probes.callee) */
+  bool exits;        /* the latter: known by the callee, not by the code, so the copy jumps
+                        back to the original after it, should it return after all */
   int32_t table_ref; /* the table whose address this insn's disp32 carries, or -1 */
   int32_t table_jmp; /* an indirect jmp: the table it dispatches through, or -1 */
   int32_t table_load; /* `mov rJ, [rB+rX*8]` reading this table, rB holding tables[first]'s
@@ -49,7 +52,7 @@ typedef struct reloc_bdata {
   size_t first_edge, nout;/* its out-edges: edges[first_edge .. +nout) */
   size_t npreds, pred;    /* how many edges come in; the last of them */
   uint32_t side;          /* entered from outside, under arcs: its counter, side_slot + side */
-  bool returns_twice;     /* ends in a call that returns twice (reloc_probes.returns_twice) */
+  bool returns_twice;     /* ends in a call that returns twice (RELOC_CALLEE_RETURNS_TWICE) */
   bool rejoined;          /* entered after such a call: by its fall edge, and from outside by
                              its second returns (counted around the call, not at a stub) */
   uint8_t live_in;        /* flags live at its start */

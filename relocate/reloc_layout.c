@@ -326,6 +326,10 @@ static bool write_block(layout_ctx *c, size_t b, int64_t *copy_off, bool falls_i
   }
   if (!reloc_falls_through(last)) return false;
   origin(c, last->x.addr + last->x.len);
+  if (last->noreturn && last->exits) { /* known by its callee: should it return, as natively */
+    x64_put_jmp_rel32_address(c->w, last->x.addr + last->x.len);
+    return false;
+  }
   if (last->noreturn) {
     x64_put_ud2(c->w);
     return false;

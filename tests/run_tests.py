@@ -2289,6 +2289,32 @@ def fill(arg, inputs):
     return arg
 
 
+# The oracles on Debian's own binaries (oracle_problems: callgrind's block and
+# branch counts, cover, flow, check_source): those whose runs execute the same
+# blocks under valgrind as natively.  Not grep (its buffers' alignment follows
+# the heap's addresses), find (as much), diff (reads /proc/self/maps, which
+# valgrind fills with its own mappings), od (its usage() is a function of its
+# own that never returns, which only the code could tell), perl, bash and
+# python3 (they copy the environment, where valgrind adds LD_PRELOAD), xargs
+# (its children are counted under lazyprobe, not under callgrind).
+DEBIAN_ORACLE = ['ls', 'sed', 'sort', 'gzip', 'gunzip', 'tar', 'awk', 'md5sum', 'wc', 'sha256sum', 'uniq', 'bc']
+
+
+def test_debian_oracle(ctx, name, argv, stdin):
+    """debian/oracle/NAME: oracle_problems on a command of DEBIAN_COMMANDS."""
+    tname = 'debian/oracle/' + name
+    argv = [fill(a, ctx.debian_inputs) for a in argv]
+    stdin = fill(stdin, ctx.debian_inputs) if stdin else None
+    exe = shutil.which(argv[0])
+    if not exe:
+        return [(tname, ['%s is not installed' % argv[0]])]
+    r = oracle_problems(ctx.lp, [os.path.realpath(exe)] + argv[1:], stdin, None, ctx.scratch(tname), RUN_TIMEOUT)
+    probs = r['problems']
+    if not probs and (r['blocks'] < 500 or r['checked'] < 100):
+        probs.append('only %d blocks compared, %d functions checked' % (r['blocks'], r['checked']))
+    return [(tname, probs[:8])]
+
+
 # Run again with libc itself instrumented (--include 'libc*'): its hand-written
 # assembly branches into other functions' first bytes and shares code.  Not
 # xargs: its 600 process images would each leave a ~0.75 MB file (libc's 3000
@@ -2598,6 +2624,8 @@ def main():
         jobs.append(('scripts/shell', lambda: test_script(ctx)))
         for name, argv, stdin in DEBIAN_COMMANDS:
             jobs.append(('debian/' + name, lambda n=name, a=argv, i=stdin: test_debian(ctx, n, a, i)))
+            if name in DEBIAN_ORACLE:
+                jobs.append(('debian/oracle/' + name, lambda n=name, a=argv, i=stdin: test_debian_oracle(ctx, n, a, i)))
             if name in DEBIAN_WITH_LIBC:
                 jobs.append(('debian/libc/' + name,
                              lambda n=name, a=argv, i=stdin: test_debian(ctx, n, a, i, True)))

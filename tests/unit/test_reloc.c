@@ -1381,7 +1381,9 @@ static void test_noreturn_edges(void) {
   free(out);
 }
 
-static bool is_setjmp(void *ctx, uint64_t addr) { return (void)ctx, addr == SRC + 0x1000; }
+static reloc_callee is_setjmp(void *ctx, uint64_t addr) {
+  return (void)ctx, addr == SRC + 0x1000 ? RELOC_CALLEE_RETURNS_TWICE : RELOC_CALLEE_RETURNS;
+}
 
 /* A call that returns twice (setjmp): the block after it is entered from
  * outside as well; under arcs its side entry counter is decremented right
@@ -1400,7 +1402,7 @@ static void test_returns_twice(void) {
   const char *name = "returns twice";
   fn_case c = {name, in, sizeof in, sizeof in, 0, 0};
   for (int arcs = 0; arcs <= 1; arcs++) {
-    reloc_probes probes = {.entry = true, .arcs = arcs, .calls = true, .returns_twice = is_setjmp};
+    reloc_probes probes = {.entry = true, .arcs = arcs, .calls = true, .callee = is_setjmp};
     reloc_info info;
     uint8_t *out;
     reloc_plan *p = run(&c, &probes, DEST, NULL, 0, &info, &out);
@@ -1419,6 +1421,55 @@ static void test_returns_twice(void) {
       CHECK(!memcmp(inc, "\x48\xff\x05", 3) && !memcmp(inc + 3, &inc_disp, 4), "no inc of it right after the call");
     } else {
       CHECK(!arcs, "the call's copy at %" PRId64 " of %zu bytes", call, info.copy_size);
+    }
+    reloc_plan_free(p);
+    free(out);
+  }
+}
+
+static reloc_callee exits_or_errors(void *ctx, uint64_t addr) {
+  (void)ctx;
+  return addr == SRC + 0x1000 ? RELOC_CALLEE_EXITS_ON_STATUS
+         : addr == SRC + 0x2000 ? RELOC_CALLEE_NEVER_RETURNS
+                                : RELOC_CALLEE_RETURNS;
+}
+
+/* Calls known by their callee never to return (exit; error with a status
+ * other than 0 in edi) end their path though code follows them (Debian's
+ * uniq: `mov $1, %edi; call error@plt` followed by a block of its option
+ * loop, whose dispatch's table base the fake fall-through reached with
+ * another value); the copy jumps back to the original after such a call,
+ * should it return after all.  error with status 0 returns. */
+static void test_never_returns(void) {
+  static const struct {
+    const char *name;
+    uint8_t code[13];
+    bool returns;
+  } v[] = {
+      {"error(1, ...) never returns",
+       {0xbf, 1, 0, 0, 0, 0xe8, LE32(0x1000 - 0x0a), 0x31, 0xc0, 0xc3}, false},
+      {"error(0, ...) returns",
+       {0xbf, 0, 0, 0, 0, 0xe8, LE32(0x1000 - 0x0a), 0x31, 0xc0, 0xc3}, true},
+      {"exit(0) never returns",
+       {0xbf, 0, 0, 0, 0, 0xe8, LE32(0x2000 - 0x0a), 0x31, 0xc0, 0xc3}, false},
+  };
+  for (size_t n = 0; n < sizeof v / sizeof v[0]; n++) {
+    fn_case c = {v[n].name, v[n].code, sizeof v[n].code, sizeof v[n].code, 0, 0};
+    const char *name = c.name;
+    reloc_probes probes = {.callee = exits_or_errors};
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, &probes, DEST, NULL, 0, &info, &out);
+    if (!p) continue;
+    const reloc_edge *e = reloc_edges(p);
+    bool fall = false;
+    for (size_t k = 0; k < info.nedges; k++) fall |= e[k].kind == RELOC_EDGE_FALL && e[k].branch == SRC + 5;
+    CHECK(fall == v[n].returns && info.nblocks == (v[n].returns ? 2u : 1u), "%zu blocks, fall edge %d",
+          info.nblocks, fall);
+    if (!v[n].returns) {
+      int32_t rel = (int32_t)((SRC + 0x0a) - (DEST + 15));
+      CHECK(info.copy_size == 15 && out[10] == 0xe9 && !memcmp(out + 11, &rel, 4),
+            "no jmp back to the original after the call (%zu bytes)", info.copy_size);
     }
     reloc_plan_free(p);
     free(out);
@@ -2747,6 +2798,7 @@ int main(void) {
   test_call_sites();
   test_noreturn_edges();
   test_returns_twice();
+  test_never_returns();
   test_edges_table();
   test_failures();
   if (failures) {
