@@ -1954,6 +1954,37 @@ static void test_table_hoisted_base(void) {
   }
 }
 
+/* Plans CODE (SIZE bytes, the function up to T) followed at T by a table of
+ * offsets from T to CASES (N of them), the table read-only when READONLY, and
+ * checks that the dispatch was RESOLVED (the table found, every case
+ * decoded) or not (left to the original body). */
+static void check_rel32_switch(const char *name, const uint8_t *code, size_t size, size_t t, const int *cases, int n,
+                               bool resolved, bool ro) {
+  uint8_t *in = malloc(t + 4 * (size_t)n + 4);
+  memset(in, 0xcc, t + 4 * (size_t)n + 4);
+  memcpy(in, code, size);
+  for (int k = 0; k < n; k++) {
+    int32_t e = cases[k] - (int32_t)t;
+    memcpy(in + t + 4 * k, &e, 4);
+  }
+  uint64_t table[1][2] = {{SRC + t, SRC + t + 4 * (uint64_t)n}};
+  readonly = ro ? (const uint64_t(*)[2])table : NULL;
+  nreadonly = ro;
+  fn_case c = {name, in, t + 4 * (size_t)n + 4, t, 0, 0};
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+  CHECK(p && info.njump_tables == (resolved ? 1u : 0u) && info.leaves_to_original == !resolved,
+        "%zu tables, leaves %d", info.njump_tables, info.leaves_to_original);
+  for (int k = 0; resolved && p && k < n; k++)
+    CHECK(reloc_copy_offset(p, SRC + (uint64_t)cases[k]) >= 0, "case %d was not decoded", k);
+  reloc_plan_free(p);
+  free(out);
+  free(in);
+  readonly = NULL;
+  nreadonly = 0;
+}
+
 /* Bases and bounds off the dispatch's straight line (relocate/reloc_function.c,
  * base_reaches and prev_way; tests/corpus/switchloop.c has gcc's shapes):
  * v0, zlib's gz_open: the lea of the table before a loop entered by a jmp, a
@@ -1965,7 +1996,6 @@ static void test_table_hoisted_base(void) {
  * instruction falls through: resolved, walking back through the jbe. */
 static void test_table_off_the_straight_line(void) {
   enum { T0 = 0x28, T1 = 0x30, T2 = 0x24 };
-  static uint8_t in[3][T1 + 12];
   static const uint8_t v0[] = {
       0x48, 0x8d, 0x35, T0 - 7, 0, 0, 0, /* 00: lea rsi, [rip+T] */
       0xeb, 0x03,                        /* 07: jmp 0c */
@@ -2008,26 +2038,8 @@ static void test_table_off_the_straight_line(void) {
   static const char *const names[3] = {"jump table, base loaded before a loop, a call elsewhere",
                                        "jump table, base loaded before a loop, written in a case",
                                        "jump table, bound by a jbe into the dispatch"};
-  for (int v = 0; v < 3; v++) {
-    memset(in[v], 0xcc, sizeof in[v]);
-    memcpy(in[v], code[v], sizes[v]);
-    for (int k = 0; k < 3; k++) {
-      int32_t e = cases[v][k] - tables[v];
-      memcpy(in[v] + tables[v] + 4 * k, &e, 4);
-    }
-    fn_case c = {names[v], in[v], (size_t)tables[v] + 12, (size_t)tables[v], 0, 0};
-    const char *name = names[v];
-    reloc_info info;
-    uint8_t *out;
-    reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
-    bool resolved = v != 1;
-    CHECK(p && info.njump_tables == (resolved ? 1u : 0u) && info.leaves_to_original == !resolved,
-          "%zu tables, leaves %d", info.njump_tables, info.leaves_to_original);
-    for (int k = 0; resolved && p && k < 3; k++)
-      CHECK(reloc_copy_offset(p, SRC + (uint64_t)cases[v][k]) >= 0, "case %d was not decoded", k);
-    reloc_plan_free(p);
-    free(out);
-  }
+  for (int v = 0; v < 3; v++)
+    check_rel32_switch(names[v], code[v], sizes[v], (size_t)tables[v], cases[v], 3, v != 1, false);
 }
 
 /* The bound compares memory that the index is read from again after the
@@ -2050,31 +2062,11 @@ static void test_table_memory_past_pushes(void) {
       0x5b, 0x5d, 0xb0, 0x03, 0xc3,     /* 23: case 2 */
       0x31, 0xc0, 0xc3,                 /* 28: default: xor eax, eax; ret */
   };
-  static uint8_t in[T + 12];
-  memset(in, 0xcc, sizeof in);
-  memcpy(in, code, sizeof code);
   static const int cases[3] = {0x19, 0x1e, 0x23};
-  for (int k = 0; k < 3; k++) {
-    int32_t e = cases[k] - T;
-    memcpy(in + T + 4 * k, &e, 4);
-  }
-  fn_case c = {"jump table, memory bound past the prologue's pushes", in, sizeof in, T, 0, 0};
-  const char *name = c.name;
-  reloc_info info;
-  uint8_t *out;
-  reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
-  CHECK(p && info.njump_tables == 1 && !info.leaves_to_original, "%zu tables, leaves %d", info.njump_tables,
-        info.leaves_to_original);
-  for (int k = 0; p && k < 3; k++)
-    CHECK(reloc_copy_offset(p, SRC + (uint64_t)cases[k]) >= 0, "case %d was not decoded", k);
-  reloc_plan_free(p);
-  free(out);
+  check_rel32_switch("jump table, memory bound past the prologue's pushes", code, sizeof code, T, cases, 3, true,
+                     false);
 }
 
-/* The bound compares the memory the index is loaded from, addressed through
- * another register (xz's rc_encode: `cmpl $2, 0x30(%rax,%rdx,4); lea
- * 0xc(%rdx), %rcx; ja; mov (%rax,%rcx,4), %ecx`): resolved.  Not when the
- * lea moves the address off the compared one. */
 /* A switch on a global (Debian's tar: `cmpl $0x9, g(%rip); ja; mov g(%rip),
  * %eax; lea T(%rip), %rdx; ...`): the bound is compared in memory named
  * RIP-relative, at the address the index is read from again.  A store to
@@ -2096,26 +2088,9 @@ static void test_table_memory_global(void) {
         0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3, 0xb0, 0x03, 0xc3, /* 29, 2c, 2f: cases 0-2 */
         0x31, 0xc0, 0xc3,                             /* 32: default: xor eax, eax; ret */
     };
-    static uint8_t in[T + 12];
-    memset(in, 0xcc, sizeof in);
-    memcpy(in, code, sizeof code);
     static const int cases[3] = {0x29, 0x2c, 0x2f};
-    for (int k = 0; k < 3; k++) {
-      int32_t e = cases[k] - T;
-      memcpy(in + T + 4 * k, &e, 4);
-    }
-    fn_case c = {same ? "jump table, a global's bound stored over" : "jump table, bound on a global", in, sizeof in,
-                 T, 0, 0};
-    const char *name = c.name;
-    reloc_info info;
-    uint8_t *out;
-    reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
-    CHECK(p && info.njump_tables == (same ? 0u : 1u) && info.leaves_to_original == (bool)same,
-          "%zu tables, leaves %d", info.njump_tables, info.leaves_to_original);
-    for (int k = 0; p && !same && k < 3; k++)
-      CHECK(reloc_copy_offset(p, SRC + (uint64_t)cases[k]) >= 0, "case %d was not decoded", k);
-    reloc_plan_free(p);
-    free(out);
+    check_rel32_switch(same ? "jump table, a global's bound stored over" : "jump table, bound on a global", code,
+                       sizeof code, T, cases, 3, !same, false);
   }
 }
 
@@ -2179,26 +2154,8 @@ static void test_table_bound_on_copy(void) {
        {0x1d, 0x20, 0x23},
        false},
   };
-  for (size_t n = 0; n < sizeof v / sizeof v[0]; n++) {
-    static uint8_t in[T + 12];
-    memset(in, 0xcc, sizeof in);
-    memcpy(in, v[n].code, sizeof v[n].code);
-    for (int k = 0; k < 3; k++) {
-      int32_t e = v[n].cases[k] - T;
-      memcpy(in + T + 4 * k, &e, 4);
-    }
-    fn_case c = {v[n].name, in, sizeof in, T, 0, 0};
-    const char *name = c.name;
-    reloc_info info;
-    uint8_t *out;
-    reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
-    CHECK(p && info.njump_tables == (v[n].resolved ? 1u : 0u) && info.leaves_to_original == !v[n].resolved,
-          "%zu tables, leaves %d", info.njump_tables, info.leaves_to_original);
-    for (int k = 0; p && v[n].resolved && k < 3; k++)
-      CHECK(reloc_copy_offset(p, SRC + (uint64_t)v[n].cases[k]) >= 0, "case %d was not decoded", k);
-    reloc_plan_free(p);
-    free(out);
-  }
+  for (size_t n = 0; n < sizeof v / sizeof v[0]; n++)
+    check_rel32_switch(v[n].name, v[n].code, sizeof v[n].code, T, v[n].cases, 3, v[n].resolved, false);
 }
 
 /* A table of offsets that only a mask bounds (Duff's device, `switch (len &
@@ -2212,42 +2169,24 @@ static void test_table_mask_bound(void) {
         0x41, 0x89, 0xf2,                    /* 00: mov r10d, esi */
         0x41, 0x83, 0xe2, 0x03,              /* 03: and r10d, 3 */
         0x83, 0xf9, other ? 0x02 : 0x7f,     /* 07: cmp ecx, 2 (or 127, which no ja reads) */
-        0x90, 0x90,                          /* 0a: nop; nop (or ja 26) */
+        other ? 0x77 : 0x90, other ? 0x28 - 0x0c : 0x90, /* 0a: nop; nop (or ja 28) */
         0x48, 0x8d, 0x15, T - 0x13, 0, 0, 0, /* 0c: lea rdx, [rip+T] */
         0x4a, 0x63, 0x04, 0x92,              /* 13: movsxd rax, dword [rdx+r10*4] */
         0x48, 0x01, 0xd0, 0xff, 0xe0,        /* 17: add rax, rdx; jmp rax */
         0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3, 0xb0, 0x03, 0xc3, 0xb0, 0x04, 0xc3, /* 1c, 1f, 22, 25: cases */
         0x31, 0xc0, 0xc3,                    /* 28: what the ja skips to */
     };
-    static uint8_t in[T + 16];
-    memset(in, 0xcc, sizeof in);
-    memcpy(in, code, sizeof code);
-    if (other) in[0x0a] = 0x77, in[0x0b] = 0x28 - 0x0c; /* ja 28 */
     static const int cases[4] = {0x1c, 0x1f, 0x22, 0x25};
-    for (int k = 0; k < 4; k++) {
-      int32_t e = cases[k] - T;
-      memcpy(in + T + 4 * k, &e, 4);
-    }
-    uint64_t ro[1][2] = {{SRC + T, SRC + T + 16}}; /* a table no compare bounds is read in read-only memory */
-    readonly = (const uint64_t(*)[2])ro;
-    nreadonly = 1;
-    fn_case c = {other ? "jump table, a mask and a compare of another register" : "jump table, bound by a mask", in,
-                 sizeof in, T, 0, 0};
-    const char *name = c.name;
-    reloc_info info;
-    uint8_t *out;
-    reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
-    CHECK(p && info.njump_tables == (other ? 0u : 1u) && info.leaves_to_original == (bool)other,
-          "%zu tables, leaves %d", info.njump_tables, info.leaves_to_original);
-    for (int k = 0; p && !other && k < 4; k++)
-      CHECK(reloc_copy_offset(p, SRC + (uint64_t)cases[k]) >= 0, "case %d was not decoded", k);
-    reloc_plan_free(p);
-    free(out);
-    readonly = NULL;
-    nreadonly = 0;
+    /* a table no compare bounds is read in read-only memory */
+    check_rel32_switch(other ? "jump table, a mask and a compare of another register" : "jump table, bound by a mask",
+                       code, sizeof code, T, cases, 4, !other, true);
   }
 }
 
+/* The bound compares the memory the index is loaded from, addressed through
+ * another register (xz's rc_encode: `cmpl $2, 0x30(%rax,%rdx,4); lea
+ * 0xc(%rdx), %rcx; ja; mov (%rax,%rcx,4), %ecx`): resolved.  Not when the
+ * lea moves the address off the compared one. */
 static void test_table_memory_through_lea(void) {
   enum { T = 0x28 };
   static const uint8_t code[T] = {
