@@ -413,7 +413,7 @@ static bool is_entry(void *ctx, uint64_t addr) {
 }
 
 /* How a call to ADDR returns (core_module_callee).  Asked of every direct
- * call planned: a few functions of a module are listed. */
+ * call planned. */
 static reloc_callee callee(void *ctx, uint64_t addr) {
   static const reloc_callee as[] = {[CORE_CALLEE_RETURNS] = RELOC_CALLEE_RETURNS,
                                     [CORE_CALLEE_RETURNS_TWICE] = RELOC_CALLEE_RETURNS_TWICE,
@@ -423,7 +423,7 @@ static reloc_callee callee(void *ctx, uint64_t addr) {
   for (size_t k = 0; k < p->nmods; k++) {
     const pmodule *m = &p->mods[k];
     if (!m->unloaded && addr >= m->lo && addr < m->hi)
-      return m->file->module->ncallees ? as[core_module_callee(m->file->module, addr - m->bias)] : RELOC_CALLEE_RETURNS;
+      return as[core_module_callee(m->file->module, addr - m->bias)];
   }
   return RELOC_CALLEE_RETURNS;
 }

@@ -39,6 +39,7 @@ typedef struct module_internal {
   core_eh_frame frame; /* its .eh_frame (data NULL when none) */
   core_fde *fdes;      /* its FDEs in code, sorted by pc_begin */
   size_t nfdes;
+  uint8_t *returns;    /* per function, 0 not known yet, else 1 + may_return (core_module_callee) */
 } module_internal;
 
 /* One piece of evidence that a function starts at addr. */
@@ -379,13 +380,56 @@ static lp_status find_callees(core_module *m, const code_range *ranges, size_t n
   return LP_OK;
 }
 
+/* The longest function whose code may_return reads. */
+#define MAY_RETURN_MAX 4096
+
+/* Has F a way back to its caller: a ret, an indirect jmp, a jump out of it (a
+ * tail call), code that runs on past its end, or bytes that do not decode?
+ * A linear sweep of its bytes (gcc puts no data among them), made only when
+ * no byte of it is a ret's (0xc3, which most functions have: decoding them
+ * all cost sqlite's tracer 6 % more instructions); a function longer than
+ * MAY_RETURN_MAX, or with another part, is taken to return. */
+static bool may_return(const core_module *m, const core_function *f) {
+  size_t avail = 0;
+  const uint8_t *code = core_module_code(m, f->addr, &avail);
+  if (!code || f->size > MAY_RETURN_MAX || f->part != CORE_NO_PART) return true;
+  if (avail > f->size) avail = (size_t)f->size;
+  if (memchr(code, 0xc3, avail)) return true;
+  x64_flow last = X64_FLOW_NEXT;
+  for (size_t at = 0; at < avail;) {
+    x64_insn in;
+    if (!x64_decode(code + at, avail - at, f->addr + at, &in)) return true;
+    switch (in.flow) {
+    case X64_FLOW_RET:
+    case X64_FLOW_JMP_INDIRECT: return true;
+    case X64_FLOW_JMP:
+    case X64_FLOW_JCC:
+    case X64_FLOW_JCC_SHORT:
+      if (in.target < f->addr || in.target - f->addr >= f->size) return true;
+      break;
+    default: break;
+    }
+    if (!x64_is_nop(&in)) last = in.flow; /* the padding after a last call is no way on */
+    at += in.len;
+  }
+  return last == X64_FLOW_NEXT || last == X64_FLOW_JCC || last == X64_FLOW_JCC_SHORT ||
+         last == X64_FLOW_CALL_INDIRECT;
+}
+
 core_callee core_module_callee(const core_module *m, uint64_t addr) {
   size_t lo = 0, hi = m->ncallees;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     if (m->callees[mid].addr < addr) lo = mid + 1; else hi = mid;
   }
-  return lo < m->ncallees && m->callees[lo].addr == addr ? m->callees[lo].kind : CORE_CALLEE_RETURNS;
+  if (lo < m->ncallees && m->callees[lo].addr == addr) return m->callees[lo].kind;
+  const core_function *f = core_module_function_at(m, addr);
+  module_internal *in = m->internal;
+  if (!f || f->addr != addr || (!in->returns && !(in->returns = calloc(m->nfunctions, 1))))
+    return CORE_CALLEE_RETURNS;
+  uint8_t *known = &in->returns[f - m->functions];
+  if (!*known) *known = (uint8_t)(1 + may_return(m, f));
+  return *known == 1 ? CORE_CALLEE_NEVER_RETURNS : CORE_CALLEE_RETURNS;
 }
 
 /* Does X come before Y: by address, then the best name first (.symtab
@@ -746,6 +790,7 @@ void core_module_close(core_module *m) {
     free(in->names);
     free(in->max_end);
     free(in->fdes);
+    free(in->returns);
     free(in);
   }
   free(m->functions);

@@ -104,7 +104,7 @@ typedef enum core_callee {
                                  with counters of its own */
   CORE_CALLEE_NEVER_RETURNS,  /* exit, abort, __assert_fail, __stack_chk_fail, longjmp,
                                  pthread_exit, __cxa_throw, _Unwind_Resume, err, std::terminate,
-                                 std::__throw_*, ... */
+                                 std::__throw_*, ...; a function whose code has no way back */
   CORE_CALLEE_EXITS_ON_STATUS /* error, error_at_line: never returns when its first argument
                                  (the exit status) is not 0 */
 } core_callee;
@@ -115,9 +115,12 @@ typedef struct core_callee_at {
 } core_callee_at;
 
 /* How a call to link-time ADDR returns: ADDR is the function (linked in; for
- * the functions that never return, one the module exports, so that a
- * program's own `err` is not taken for libc's) or a PLT stub that jumps
- * through its GOT slot. */
+ * the functions that never return by their name, one the module exports, so
+ * that a program's own `err` is not taken for libc's) or a PLT stub that
+ * jumps through its GOT slot.  A function of the module known by no such name
+ * never returns when its code has no way back (no ret, indirect jmp or jump
+ * out, and it ends in a call: coreutils' usage()); that is read once, the
+ * first time it is asked, for functions up to 4 KB. */
 core_callee core_module_callee(const core_module *module, uint64_t addr);
 
 /* The function whose [addr, addr+size) contains ADDR, or NULL. */

@@ -462,6 +462,72 @@ static void test_programs(void) {
 }
 /* }=== */
 
+/* {=== how calls return ===*/
+
+/* A program calling functions that return twice (setjmp), never (exit,
+ * abort, longjmp, its own usage), never with a status (error) and once
+ * (twice). */
+static const char callees_program[] =
+    "#include <error.h>\n#include <setjmp.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+    "static jmp_buf jb;\n"
+    "__attribute__((noinline, noclone, noreturn)) static void usage(int status) {\n"
+    "  fprintf(stderr, \"usage %d\\n\", status);\n  exit(status);\n}\n"
+    "__attribute__((noinline, noclone)) static int twice(int x) { return x * 2; }\n"
+    "int main(int argc, char **argv) {\n"
+    "  if (setjmp(jb)) return 3;\n  if (argc > 5) usage(2);\n  if (argc > 4) error(1, 0, \"%s\", argv[0]);\n"
+    "  if (argc > 3) abort();\n  if (argc > 2) longjmp(jb, 1);\n  return twice(argc);\n}\n";
+
+/* The address objdump names <WHAT> in BIN (a PLT stub "exit@plt", or a
+ * symbol of the unstripped program), 0 when none. */
+static uint64_t objdump_label(const char *bin, const char *what) {
+  char *cmd = fmt("objdump -d '%s' | sed -n 's/^\\([0-9a-f]*\\) <%s>:$/\\1/p'", bin, what);
+  FILE *p = popen(cmd, "r");
+  uint64_t a = 0;
+  if (p && fscanf(p, "%" SCNx64, &a) != 1) a = 0;
+  if (p) pclose(p);
+  free(cmd);
+  return a;
+}
+
+static void test_callees(void) {
+  char *src = fmt("%s/callees.c", tmpdir);
+  write_file(src, callees_program, strlen(callees_program));
+  static const char *const flags[] = {"-O2 -pie -fPIE", "-O2 -no-pie -fno-PIE"};
+  static const struct { const char *label; core_callee want; } calls[] = {
+      {"_setjmp@plt", CORE_CALLEE_RETURNS_TWICE}, {"exit@plt", CORE_CALLEE_NEVER_RETURNS},
+      {"abort@plt", CORE_CALLEE_NEVER_RETURNS},   {"longjmp@plt", CORE_CALLEE_NEVER_RETURNS},
+      {"error@plt", CORE_CALLEE_EXITS_ON_STATUS}, {"usage", CORE_CALLEE_NEVER_RETURNS},
+      {"twice", CORE_CALLEE_RETURNS},             {"main", CORE_CALLEE_RETURNS},
+  };
+  for (size_t v = 0; v < sizeof flags / sizeof *flags; v++) {
+    char *bin = fmt("%s/callees-%zu", tmpdir, v), *stripped = fmt("%s.stripped", bin);
+    char *cc = fmt("gcc %s -o '%s' '%s' && strip -o '%s' '%s'", flags[v], bin, src, stripped, bin);
+    if (sh(cc) != 0) {
+      CHECK(0, "%s: cannot build the callees program", flags[v]);
+    } else {
+      for (int s = 0; s < 2; s++) {
+        core_module *m = NULL;
+        if (core_module_open(s ? stripped : bin, &m) != LP_OK) {
+          CHECK(0, "%s: %s", flags[v], lp_error());
+          continue;
+        }
+        for (size_t k = 0; k < sizeof calls / sizeof *calls; k++) {
+          uint64_t a = objdump_label(bin, calls[k].label); /* the unstripped one names them */
+          core_callee got = a ? core_module_callee(m, a) : (core_callee)-1;
+          CHECK(got == calls[k].want, "%s%s: a call to %s at 0x%" PRIx64 " returns as %d, want %d", flags[v],
+                s ? " stripped" : "", calls[k].label, a, (int)got, (int)calls[k].want);
+        }
+        core_module_close(m);
+      }
+    }
+    free(bin);
+    free(stripped);
+    free(cc);
+  }
+  free(src);
+}
+/* }=== */
+
 /* {=== parts ===*/
 
 /* gcc -O2 moves the unlikely block of hot() (it calls a cold function and
@@ -922,6 +988,7 @@ int main(void) {
   test_errors();
   test_programs();
   test_parts();
+  test_callees();
   test_bin_ls();
   test_image();
   test_exports();
