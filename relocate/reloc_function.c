@@ -559,6 +559,18 @@ static void name_copies_of_tables(reloc_plan *p) {
   }
 }
 
+/* Is TABLE (0: not known) one of pointers to functions: its first entry in
+ * the file the entry of a function outside this one (probes.is_entry), where
+ * a switch's or a computed goto's are labels inside it?  (The table may be
+ * writable, perl's PL_check, or read-only, where gcc put one it saw nobody
+ * write.) */
+static bool of_functions(const builder *b, uint64_t table) {
+  uint64_t e;
+  if (!table || !read_le(b->fn, table, 8, &e) || !e) return false;
+  e += b->fn->bias;
+  return !inside(b->p, e) && b->p->probes.is_entry && b->p->probes.is_entry(b->p->probes.ctx, e);
+}
+
 /* Resolves the indirect jmps not yet examined; new tables add work. */
 static lp_status resolve_tables(builder *b, bool *more) {
   reloc_plan *p = b->p;
@@ -574,10 +586,12 @@ static lp_status resolve_tables(builder *b, bool *more) {
     for (size_t k = 0; matched && k < b->nunshared; k++) matched = m.table != b->unshared[k];
     if (!matched) {
       /* jmp [rip+x]: a tail call through the GOT or a pointer, not a way back in;
-       * nor is a jump through a pointer once the frame is gone */
+       * nor is a jump through a pointer once the frame is gone, or through a
+       * table of pointers to functions (perl's PL_check) */
+      uint64_t table;
+      bool reads = x64_jump_reads_table(jmp, prev_insn, p, &table);
       bool tail = (jmp->rip_relative && jmp->op[0].type == X64_OP_MEM && jmp->op[0].index == 0) ||
-                  (b->fn->cfi && !x64_jump_reads_table(jmp, prev_insn, p) &&
-                   reloc_cfi_returns_from(b->fn->cfi, jmp->addr));
+                  (b->fn->cfi && (!reads || of_functions(b, table)) && reloc_cfi_returns_from(b->fn->cfi, jmp->addr));
       if (!tail) b->leaves_to_original = true;
       continue;
     }

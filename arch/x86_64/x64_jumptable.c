@@ -476,9 +476,25 @@ static bool match_abs64_load(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
 /* An operand that reads an entry of a table of 4- or 8-byte entries. */
 static bool indexes_entries(const x64_operand *m) { return m->index != 0 && m->scale >= 4; }
 
-bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx) {
+/* The address of the table memory operand M of instruction I reads: its
+ * displacement with no base, or the `lea rB, [rip+T]` of its base register
+ * further back; 0 when not found. */
+static uint64_t table_named(const x64_insn *i, const x64_operand *m, x64_prev_insn prev, void *ctx) {
+  if (!m->base) return (uint64_t)m->disp;
+  uint64_t t = 0;
+  const x64_insn *j = prev(ctx, i);
+  for (int steps = 0; j && steps < SCAN_LIMIT; steps++, j = prev(ctx, j))
+    if (x64_insn_may_write(j, m->base)) return x64_insn_lea_rip(j, m->base, &t) && m->disp == 0 ? t : 0;
+  return 0;
+}
+
+bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx, uint64_t *table) {
   const x64_operand *t = &jmp->op[0];
-  if (t->type == X64_OP_MEM) return indexes_entries(t);
+  *table = 0;
+  if (t->type == X64_OP_MEM) {
+    if (indexes_entries(t)) *table = table_named(jmp, t, prev, ctx);
+    return indexes_entries(t);
+  }
   if (t->type != X64_OP_REG) return true;
   const x64_insn *i = prev(ctx, jmp);
   for (int steps = 0; i && steps < SCAN_LIMIT; steps++, i = prev(ctx, i)) {
@@ -486,8 +502,10 @@ bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx) {
     const x64_operand *a = &i->op[0], *b = &i->op[1];
     if (i->mnemonic == ZYDIS_MNEMONIC_ADD && is_reg(a, t->reg) && b->type == X64_OP_REG) return true;
     if ((i->mnemonic == ZYDIS_MNEMONIC_MOV || i->mnemonic == ZYDIS_MNEMONIC_MOVSXD) && is_reg(a, t->reg) &&
-        b->type == X64_OP_MEM)
+        b->type == X64_OP_MEM) {
+      if (indexes_entries(b)) *table = table_named(i, b, prev, ctx);
       return indexes_entries(b);
+    }
     return !(i->mnemonic == ZYDIS_MNEMONIC_MOV && is_reg(a, t->reg) && b->type == X64_OP_REG);
   }
   return false;

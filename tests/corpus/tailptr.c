@@ -6,20 +6,25 @@
  * via_offset(): the same through a pointer at a byte offset from an object
  *   (CPython's vectorcall: `mov (%rbx,%rbp,1),%rax; pop ...; jmp *%rax`), an
  *   indexed load that is no jump table (scale 1): a tail call as well.
+ * via_table(): a tail call through a table of function pointers (perl's
+ *   PL_check: `mov (%rdx,%rax,8),%rax; pop ...; jmp *%rax`; gcc puts this one,
+ *   never written, in .data.rel.ro): its first entry, in the file, is another
+ *   function's entry: a tail call too.
  * writable_dispatch(): computed gotos through a table in writable memory
  *   (filled on the first call): its entries may change, so the table is not
  *   read and the copy is left at the dispatch: the rest of the function runs
  *   in the original body, unmeasured, and the coverage collector says so.
  * main: via_pointer and via_offset 50 times each (twice and thrice alternately),
- * writable_dispatch once. */
+ * via_table 30 times (helper, twice, thrice in turn), writable_dispatch once. */
 #include <stdio.h>
 
 /* expect: main 1 */
 /* expect: via_pointer 50 */
 /* expect: via_offset 50 */
-/* expect: helper 100 */
-/* expect: twice 50 */
-/* expect: thrice 50 */
+/* expect: via_table 30 */
+/* expect: helper 140 */
+/* expect: twice 60 */
+/* expect: thrice 60 */
 /* expect: writable_dispatch 1 */
 
 volatile long sink;
@@ -40,6 +45,14 @@ __attribute__((noipa)) long via_offset(const char *obj, long off, long x)
     long y = helper(x);
     long (*fn)(long) = *(long (*const *)(long))(obj + off);
     return fn(y);
+}
+
+static long (*table[3])(long) = {helper, twice, thrice};
+
+__attribute__((noipa)) long via_table(long i, long x)
+{
+    long y = helper(x);
+    return table[i % 3](y);
 }
 
 __attribute__((noipa)) long writable_dispatch(const unsigned char *code, long n)
@@ -71,6 +84,7 @@ int main(void)
     for (int k = 0; k < 64; k++) code[k] = (unsigned char)(k * 7 + 3);
     for (long i = 0; i < 50; i++) a += via_pointer(i % 2 ? &three : &two, i);
     for (long i = 0; i < 50; i++) a += via_offset((const char *)(i % 2 ? &three : &two), 0, i);
+    for (long i = 0; i < 30; i++) a += via_table(i, i);
     a += writable_dispatch(code, 64);
     printf("a=%ld sink=%ld\n", a, (long)sink);
     return 0;
