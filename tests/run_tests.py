@@ -2259,6 +2259,17 @@ DEBIAN_COMMANDS = [
     ('xargs', ['xargs', '-n', '100', 'echo'], '{nums}'),
     ('od', ['od', '-c', '{nums_gz}'], None),
     ('bc', ['bc', '-l'], '{bc_input}'),
+    ('factor', ['factor', '1234567', '99991', '600851475143', '18446744073709551557'], None),
+    ('tac', ['tac', '{nums}'], None),
+    ('nl', ['nl', '-ba', '{nums_rev}'], None),
+    ('pr', ['pr', '-3', '-t', '{nums_rev}'], None),
+    ('fmt', ['fmt', '-w', '40', '{nums_rev}'], None),
+    ('cut', ['cut', '-c', '1-3', '{nums}'], None),
+    ('tr', ['tr', '0-9', 'a-j'], '{nums}'),
+    ('base64', ['base64', '{nums_gz}'], None),
+    ('tail', ['tail', '-n', '5', '{nums}'], None),
+    ('expr', ['expr', '123', '*', '456'], None),
+    ('seq', ['seq', '1', '3', '20000'], None),
     # Debian's interpreter, not a shim found first on PATH: non-PIE, stripped, with gcc's
     # .cold parts (hot parts jump into them past their first bytes)
     ('python3', ['/usr/bin/python3', '-c', 'import json, re, collections; '
@@ -2297,7 +2308,8 @@ def fill(arg, inputs):
 # valgrind fills with its own mappings), perl, bash and python3 (they copy the
 # environment, where valgrind adds LD_PRELOAD), xargs (its children are
 # counted under lazyprobe, not under callgrind).
-DEBIAN_ORACLE = ['ls', 'sed', 'sort', 'gzip', 'gunzip', 'tar', 'awk', 'md5sum', 'wc', 'sha256sum', 'uniq', 'od', 'bc']
+DEBIAN_ORACLE = ['ls', 'sed', 'sort', 'gzip', 'gunzip', 'tar', 'awk', 'md5sum', 'wc', 'sha256sum', 'uniq', 'od', 'bc',
+                 'factor', 'tac', 'nl', 'pr', 'fmt', 'cut', 'tr', 'base64', 'tail', 'expr', 'seq']
 
 
 def test_debian_oracle(ctx, name, argv, stdin):
