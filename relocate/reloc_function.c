@@ -27,6 +27,9 @@
 
 /* {=== decoding ===*/
 
+#define MAX_UNSHARED 8
+#define MAX_GUESSED 4 /* guessed tables taken in one decoding, at most */
+
 typedef struct builder {
   reloc_plan *p;
   const reloc_function_desc *fn;
@@ -38,10 +41,13 @@ typedef struct builder {
   size_t nindirect, capindirect, examined;
   bool leaves_to_original;
   const uint64_t *unshared; /* tables left unresolved: arcs met a second dispatch through them,
-                               or their base register does not hold them where a dispatch
-                               reads it (unsettled_table) */
+                               their base register does not hold them where a dispatch reads
+                               it (unsettled_table), or guessed ones whose entries did not
+                               decode */
   size_t nunshared;
   uint64_t shared;          /* such a table met now: decoding starts again without it */
+  uint64_t guessed[MAX_GUESSED]; /* the guessed tables taken (x64_table_match.guessed) */
+  size_t nguessed;
   const uint64_t *sides;    /* where the function is entered besides its entry */
   size_t nsides;
   struct way_in *ways;      /* ways_in's answer, good while no instruction or table is added */
@@ -57,7 +63,6 @@ typedef struct builder {
   } base;
 } builder;
 
-#define MAX_UNSHARED 8
 
 static bool grow(void **v, size_t *cap, size_t need, size_t size) {
   if (need <= *cap) return true;
@@ -597,11 +602,14 @@ static lp_status resolve_tables(builder *b, bool *more) {
     }
     uint64_t *targets = malloc(m.nentries * sizeof *targets);
     if (!targets) return lp_fail("out of memory");
-    if (!read_table(b, &m, targets)) {
+    size_t g = 0; /* m's place among the guessed tables (one per table, dispatches through it apart) */
+    while (m.guessed && g < b->nguessed && b->guessed[g] != m.table) g++;
+    if (!read_table(b, &m, targets) || (m.guessed && g == MAX_GUESSED)) {
       free(targets);
       b->leaves_to_original = true;
       continue;
     }
+    if (m.guessed && g == b->nguessed) b->guessed[b->nguessed++] = m.table;
     size_t t = 0;
     while (t < p->ntables && !(p->tables[t].table == m.table && p->tables[t].kind == m.kind)) t++;
     bool own_copy = false; /* a second dispatch through one table, under arcs */
@@ -812,7 +820,12 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
       if (push_work(&b, sides[k]) != LP_OK) goto out;
     bool more = true;
     while (more) {
-      if (drain(&b) != LP_OK) goto out;
+      if (drain(&b) != LP_OK) { /* a guessed table read past its end: entries that are no code */
+        if (!b.nguessed || nunshared + b.nguessed > MAX_UNSHARED) goto out;
+        for (size_t k = 0; k + 1 < b.nguessed; k++) unshared[nunshared++] = b.guessed[k];
+        b.shared = b.guessed[b.nguessed - 1];
+        break;
+      }
       if (resolve_tables(&b, &more) != LP_OK) goto out;
     }
     if (!b.shared && (b.shared = unsettled_table(&b)) && nunshared == MAX_UNSHARED) {

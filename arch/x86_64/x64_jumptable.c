@@ -430,6 +430,20 @@ static bool match_rel32_split(const x64_insn *jmp, x64_prev_insn prev, void *ctx
 }
 
 /* gcc -O1..-O3, non-PIE: jmp qword [rX*8+T] */
+/* Nothing on the way back bounds the index of the absolute table T read at
+ * LOAD (the callers bound it, gcc knows the default case unreachable,
+ * CPython's Py_UNREACHABLE, or a check the walk does not understand): the
+ * table is read to its end, guessed.  Its entries are absolute: every real
+ * one lands in the code, so reading on to the first that does not never
+ * cuts the table short, and what lies past it is another table's labels,
+ * never jumped through, or entries that decode as no code, and then
+ * decoding starts again without it (relocate/reloc_function.c). */
+static bool guessed(uint64_t t, uint64_t load, x64_table_match *out) {
+  *out = (x64_table_match){.kind = X64_TABLE_ABS64, .table = t, .ref = load, .load = load,
+                           .nentries = MAX_ENTRIES, .implicit = true, .guessed = true};
+  return true;
+}
+
 static bool match_abs64(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
   const x64_operand *m = &jmp->op[0];
   if (m->type != X64_OP_MEM || m->base != 0 || m->index == 0 || m->scale != 8 ||
@@ -438,7 +452,7 @@ static bool match_abs64(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_
   out->kind = X64_TABLE_ABS64;
   out->table = (uint64_t)m->disp;
   out->ref = out->load = jmp->addr;
-  return find_bound(jmp, m->index, 0, prev, ctx, out);
+  return find_bound(jmp, m->index, 0, prev, ctx, out) || guessed(out->table, jmp->addr, out);
 }
 
 /* gcc -O0, non-PIE: mov rJ, qword [rX*8+T] … jmp rJ (the mov names T);
@@ -461,7 +475,7 @@ static bool match_abs64_load(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
         if (i->disp_size != 32) return false;
         out->table = (uint64_t)m->disp;
         out->ref = i->addr;
-        return find_bound(i, m->index, 0, prev, ctx, out);
+        return find_bound(i, m->index, 0, prev, ctx, out) || guessed(out->table, i->addr, out);
       }
       if (m->disp != 0 || m->base == m->index) return false;
       if (find_bound(i, m->index, m->base, prev, ctx, out)) return true;

@@ -22,7 +22,8 @@
  * (base_reg), for relative tables as for absolute ones.
  * Without a compare (computed gotos: Lua's and CPython's dispatch), the
  * index's width bounds it: `and eX, 2^k-1` or a zero-extended byte, and
- * (ABS64) `mov rJ, qword [rB+rX*8]` with rB holding T is accepted too.
+ * (ABS64) `mov rJ, qword [rB+rX*8]` with rB holding T is accepted too;
+ * `jmp [T+rX*8]` that nothing bounds is read to the table's end (`guessed`).
  * Reading the entries is the caller's business.
  *
  * x64_insn_may_write(i, reg): may I change REG (widened)?  A call clobbers
@@ -61,6 +62,11 @@ typedef struct x64_table_match {
   bool implicit;     /* no compare bounds the index: nentries is what its width (movzx
                         from a byte: 256) or a mask (and eX, 2^k-1) allows; the caller
                         must check the entries */
+  bool guessed;      /* `jmp [T+rX*8]` with nothing that bounds the index on the way back
+                        (the callers bound it, or gcc knows the default case unreachable:
+                        CPython's Py_UNREACHABLE): nentries is MAX_ENTRIES, the caller
+                        reads the table to its end (its first entry outside the code) and
+                        may find it read too far (entries past it that decode as no code) */
 } x64_table_match;
 
 /* The instruction that falls through into CUR (ends at CUR's address and does

@@ -2183,6 +2183,42 @@ static void test_table_mask_bound(void) {
   }
 }
 
+/* `jmp [T+rdi*8]` that nothing bounds (CPython's dispatches whose default
+ * case is unreachable): the table is read to its first entry that is no
+ * code (a 0 here) and resolved.  When an entry read past the real end lands
+ * inside an instruction (here inside case 0's `mov al, 1`), decoding starts
+ * again without the table: unresolved, not a failed plan. */
+static void test_table_guessed(void) {
+  enum { T = 0x18 };
+  for (int garbage = 0; garbage <= 1; garbage++) {
+    static uint8_t in[T + 32];
+    static const uint8_t code[] = {
+        0xff, 0x24, 0xfd, LE32(SRC + T),                /* 00: jmp [rdi*8+T] */
+        0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3, 0xb0, 0x03, 0xc3, /* 07, 0a, 0d: cases */
+    };
+    memset(in, 0xcc, sizeof in);
+    memcpy(in, code, sizeof code);
+    uint64_t entries[4] = {SRC + 0x07, SRC + 0x0a, SRC + 0x0d, garbage ? SRC + 0x08 : 0};
+    memcpy(in + T, entries, sizeof entries);
+    uint64_t ro[1][2] = {{SRC + T, SRC + T + 32}};
+    readonly = (const uint64_t(*)[2])ro;
+    nreadonly = 1;
+    fn_case c = {garbage ? "jump table guessed, read past its end" : "jump table guessed", in, sizeof in, T, 0, 0};
+    const char *name = c.name;
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+    CHECK(p && info.njump_tables == (garbage ? 0u : 1u) && info.leaves_to_original == (bool)garbage,
+          "%zu tables, leaves %d", info.njump_tables, info.leaves_to_original);
+    for (int k = 0; p && !garbage && k < 3; k++)
+      CHECK(reloc_copy_offset(p, SRC + 0x07 + 3 * (uint64_t)k) >= 0, "case %d was not decoded", k);
+    reloc_plan_free(p);
+    free(out);
+    readonly = NULL;
+    nreadonly = 0;
+  }
+}
+
 /* The bound compares the memory the index is loaded from, addressed through
  * another register (xz's rc_encode: `cmpl $2, 0x30(%rax,%rdx,4); lea
  * 0xc(%rdx), %rcx; ja; mov (%rax,%rcx,4), %ecx`): resolved.  Not when the
@@ -2715,6 +2751,7 @@ int main(void) {
   test_table_memory_global();
   test_table_bound_on_copy();
   test_table_mask_bound();
+  test_table_guessed();
   test_table_memory_through_lea();
   test_table_absolute();
   test_table_gcc_o2_nopie();
