@@ -155,15 +155,12 @@ static bool block_leaks(const reloc_plan *p, size_t b) {
   return reloc_flow_leaks(p->edges + bd->first_edge, bd->nout, (uint32_t)b, call);
 }
 
-/* The blocks that end in a call returning twice, and the blocks their fall
- * edges enter: entered from outside as well (RELOC_CALLEE_RETURNS_TWICE). */
+/* The blocks that end in a call returning twice (reloc_insn.twice), and the
+ * blocks their fall edges enter: entered from outside as well. */
 static void mark_returns_twice(reloc_plan *p) {
-  if (!p->probes.callee) return;
   for (size_t b = 0; b < p->nblocks; b++) {
     reloc_bdata *bd = &p->bdata[b];
-    const x64_insn *last = &p->insns[p->order[bd->first + bd->count - 1]].x;
-    if (last->flow != X64_FLOW_CALL || p->probes.callee(p->probes.ctx, last->target) != RELOC_CALLEE_RETURNS_TWICE)
-      continue;
+    if (!p->insns[p->order[bd->first + bd->count - 1]].twice) continue;
     for (size_t e = bd->first_edge; e < bd->first_edge + bd->nout; e++) {
       const reloc_edge *ed = &p->edges[e];
       if (ed->kind != RELOC_EDGE_FALL || ed->to == RELOC_EXIT) continue;

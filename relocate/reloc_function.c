@@ -122,15 +122,17 @@ static void mark(reloc_plan *p, const x64_insn *in, size_t idx) {
 
 static const x64_insn *prev_insn(void *ctx, const x64_insn *cur);
 
-/* Does the call at instruction I (index, direct) never return, by what its
- * callee is (reloc_probes.callee)?  error(status, ...) when the straight
- * line before the call sets edi to a constant other than 0 (gcc calls it
- * as noreturn then, and puts no code after it). */
-static bool never_returns(reloc_plan *p, size_t i) {
-  const x64_insn *call = &p->insns[i].x;
-  reloc_callee kind = p->probes.callee ? p->probes.callee(p->probes.ctx, call->target) : RELOC_CALLEE_RETURNS;
-  return kind == RELOC_CALLEE_NEVER_RETURNS ||
-         (kind == RELOC_CALLEE_EXITS_ON_STATUS && x64_first_arg_nonzero(call, prev_insn, p));
+/* Marks the direct call at instruction I (index) by what its callee is
+ * (reloc_probes.callee, asked once per call): returning twice, or never
+ * (noreturn and exits); error(status, ...) never returns when the straight
+ * line before the call sets edi to a constant other than 0 (gcc calls it as
+ * noreturn then, and puts no code after it). */
+static void mark_callee(reloc_plan *p, size_t i) {
+  reloc_insn *ri = &p->insns[i];
+  reloc_callee kind = p->probes.callee ? p->probes.callee(p->probes.ctx, ri->x.target) : RELOC_CALLEE_RETURNS;
+  ri->twice = kind == RELOC_CALLEE_RETURNS_TWICE;
+  ri->noreturn = ri->exits = kind == RELOC_CALLEE_NEVER_RETURNS ||
+                             (kind == RELOC_CALLEE_EXITS_ON_STATUS && x64_first_arg_nonzero(&ri->x, prev_insn, p));
 }
 
 /* Follows one path from A until it ends or meets decoded code. */
@@ -153,7 +155,7 @@ static lp_status walk(builder *b, uint64_t a) {
     have_x = false;
     if (r == UNDECODABLE) return lp_fail("undecodable instruction at 0x%" PRIx64, a);
     if (r == OVERLAP) return lp_fail("overlapping instructions at 0x%" PRIx64, a);
-    ri->noreturn = ri->exits = ri->leader = ri->entered = false;
+    ri->noreturn = ri->exits = ri->twice = ri->leader = ri->entered = false;
     ri->table_ref = ri->table_jmp = ri->table_load = -1;
     ri->block = 0;
     size_t i = p->n++;
@@ -184,10 +186,8 @@ static lp_status walk(builder *b, uint64_t a) {
     case X64_FLOW_UNSUPPORTED:
       return lp_fail("unsupported relative instruction at 0x%" PRIx64, a);
     }
-    if (in->flow == X64_FLOW_CALL && never_returns(p, i)) {
-      p->insns[i].noreturn = p->insns[i].exits = true;
-      return LP_OK;
-    }
+    if (in->flow == X64_FLOW_CALL) mark_callee(p, i);
+    if (p->insns[i].exits) return LP_OK; /* the path ends */
     if (in->flow == X64_FLOW_CALL || in->flow == X64_FLOW_CALL_INDIRECT) {
       /* a call whose return address is not code was noreturn: the path ends */
       if (!inside(p, next) || p->at[next - p->lo] < 0) {

@@ -34,6 +34,7 @@ typedef struct reloc_insn {
                         to a function that never returns (reloc_probes.callee) */
   bool exits;        /* the latter: known by the callee, not by the code, so the copy jumps
                         back to the original after it, should it return after all */
+  bool twice;        /* a call to a function that returns twice (RELOC_CALLEE_RETURNS_TWICE) */
   int32_t table_ref; /* the table whose address this insn's disp32 carries, or -1 */
   int32_t table_jmp; /* an indirect jmp: the table it dispatches through, or -1 */
   int32_t table_load; /* `mov rJ, [rB+rX*8]` reading this table, rB holding tables[first]'s

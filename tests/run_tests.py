@@ -210,27 +210,33 @@ def status_of(rc):
     return 128 - rc if rc < 0 else rc
 
 
-def run_proc(argv, stdin_path=None, timeout=NATIVE_TIMEOUT, umask=-1):
+def run_proc(argv, stdin_path=None, timeout=NATIVE_TIMEOUT, umask=-1, cwd=None, env=None, stdout_path=None):
     """Run to completion in its own process group; kill the group on timeout.
+    ENV is added to the environment; with STDOUT_PATH stdout goes to that
+    file (a pipe's reader sets the pace of a writer that fills it: xz waits in
+    io_wait as often as that happens) and comes back as b''.
     Returns (status, stdout bytes, stderr bytes, timed_out)."""
     fin = open(stdin_path, 'rb') if stdin_path else subprocess.DEVNULL
+    fout = open(stdout_path, 'wb') if stdout_path else subprocess.PIPE
     try:
-        p = subprocess.Popen(argv, stdin=fin, stdout=subprocess.PIPE,
+        p = subprocess.Popen(argv, stdin=fin, stdout=fout,
                              stderr=subprocess.PIPE, start_new_session=True,
-                             umask=umask)
+                             umask=umask, cwd=cwd, env=dict(os.environ, **env) if env else None)
         try:
             out, err = p.communicate(timeout=timeout)
-            return status_of(p.returncode), out, err, False
+            return status_of(p.returncode), out or b'', err, False
         except subprocess.TimeoutExpired:
             try:
                 os.killpg(p.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             out, err = p.communicate()
-            return status_of(p.returncode), out, err, True
+            return status_of(p.returncode), out or b'', err, True
     finally:
         if stdin_path:
             fin.close()
+        if stdout_path:
+            fout.close()
 
 
 def lp_lines(err):
@@ -1755,28 +1761,6 @@ CHECK_SOURCE = os.path.join(TEST_COLLECTORS, 'check_source.lua')
 SOURCE_COUNT_PROGRAMS = [(pn, o) for pn, o in GCOV_PROGRAMS if pn != 'longjmp'] + [('inlined', 'O2'), ('jumptable', 'O2')]
 
 
-def run_to(argv, cwd, stdin, env, timeout, stdout):
-    """Runs ARGV in its own process group with stdout written to the file
-    STDOUT (a pipe's reader sets the pace of a writer that fills it: xz waits
-    in io_wait as often as that happens); (status, stderr bytes, timed_out)."""
-    e = dict(os.environ, **(env or {}))
-    fin = open(stdin, 'rb') if stdin else subprocess.DEVNULL
-    try:
-        with open(stdout, 'wb') as fout:
-            p = subprocess.Popen(argv, cwd=cwd, stdin=fin, stdout=fout, stderr=subprocess.PIPE, env=e,
-                                 start_new_session=True)
-            try:
-                _, err = p.communicate(timeout=timeout)
-                return status_of(p.returncode), err, False
-            except subprocess.TimeoutExpired:
-                kill_group(p)
-                _, err = p.communicate()
-                return status_of(p.returncode), err, True
-    finally:
-        if stdin:
-            fin.close()
-
-
 def oracle_problems(lp, argv, stdin, env, workdir, timeout):
     """The oracles of the suite on one run of a program nobody here wrote
     (ARGV, its executable argv[0]; STDIN a path or None; ENV added to the
@@ -1798,8 +1782,9 @@ def oracle_problems(lp, argv, stdin, env, workdir, timeout):
     probs = res['problems']
     cg_out = os.path.join(workdir, 'callgrind.out')
     sink = os.path.join(workdir, 'stdout')
-    st, err, _ = run_to(['valgrind', '--tool=callgrind', '--dump-instr=yes', '--skip-plt=no', '--collect-jumps=yes',
-                         '--callgrind-out-file=' + cg_out] + argv, workdir, stdin, env, timeout * 10, sink)
+    st, _, err, _ = run_proc(['valgrind', '--tool=callgrind', '--dump-instr=yes', '--skip-plt=no', '--collect-jumps=yes',
+                              '--callgrind-out-file=' + cg_out] + argv, stdin, timeout * 10, cwd=workdir, env=env,
+                             stdout_path=sink)
     if not os.path.exists(cg_out):
         probs.append('callgrind failed (status %s): %s' % (st, short(err)))
         return res
@@ -1809,7 +1794,8 @@ def oracle_problems(lp, argv, stdin, env, workdir, timeout):
     runs = {}
     for kind, coll in (('count', DUMP_BLOCKS), ('cover', DUMP_BLOCKS_COVER), ('arcs', DUMP_ARCS)):
         out = os.path.join(workdir, kind)
-        st, err, _ = run_to([lp, 'run', '-c', coll, '-o', out, '--'] + argv, workdir, stdin, env, timeout, sink)
+        st, _, err, _ = run_proc([lp, 'run', '-c', coll, '-o', out, '--'] + argv, stdin, timeout, cwd=workdir, env=env,
+                                 stdout_path=sink)
         try:
             runs[kind] = [f for f in exe_functions(load_dump(out), argv[0]) if f['name'] not in ('_init', '_fini')]
         except (OSError, ValueError) as e:
