@@ -4,7 +4,8 @@
  *
  * Functions come from .symtab, .dynsym and the .eh_frame FDEs (so stripped
  * binaries work); PLT stubs (.plt, .plt.got, .plt.sec) are not functions of the
- * program; the GOT slots those stubs jump through are listed by symbol.  All
+ * program; the GOT slots those stubs jump through are listed by symbol, and
+ * the functions a call to which returns twice or never (core_module_callee).  All
  * addresses here are link-time addresses (st_value, p_vaddr);
  * add the load bias to get run-time addresses. */
 #ifndef CORE_MODULE_H

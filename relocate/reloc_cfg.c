@@ -4,7 +4,8 @@
  * tables resolved): marks the leaders, numbers the blocks in layout order,
  * lists each block's out-edges (reloc.h says which kinds) sorted by from,
  * kind, target, marks the blocks that leak (end in a call that may not
- * return: reloc_flow.h), and lists the call sites by address. */
+ * return: reloc_flow.h) and those entered again after a call that returns
+ * twice, and lists the call sites by address. */
 #include <stdlib.h>
 #include <string.h>
 

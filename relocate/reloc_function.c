@@ -2,14 +2,17 @@
  *
  * Owns the function-level work and the public entry points: recursive
  * decoding from the entry and from its side entries (the landing pads of its
- * LSDA that lie in it, and where its other part jumps back: worklist) and
- * jump-table resolution (the matcher walks back through a branch where it
+ * LSDA that lie in it, and where its other part jumps back: worklist; a call
+ * ends its path where its callee never returns, reloc_probes.callee, asked
+ * once per call) and jump-table resolution (the matcher walks back through a branch where it
  * is the only way in; a table whose base register is set away from its
  * dispatch, the computed gotos of interpreters, is found in the whole
  * function or on every way into the dispatch; every such match is checked
  * again once all is decoded, and a table that no longer holds is left
  * unresolved, decoding started again; one bounded only by its index's width
- * must be read-only; under arcs each dispatch of an absolute table gets a
+ * must be read-only, an absolute one nothing bounds is read to its end and
+ * refused, decoding started again, when what it reads decodes as no code;
+ * under arcs each dispatch of an absolute table gets a
  * copy of its own, other shared tables are left unresolved), then the
  * passes of the other files in order (reloc_internal.h): blocks and edges,
  * flags liveness, probe placement, and the measure pass of the layout (all

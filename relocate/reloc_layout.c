@@ -6,7 +6,10 @@
  * block's probe at its start (not the cover probes reloc_probes.covered says
  * ran, in a second copy), with a side entry's counter (arcs; when only
  * entries from outside enter the block) and the probe of the counted edge
- * that is its only way in, a jmp where a fall-through is broken; then the
+ * that is its only way in, a jmp where a fall-through is broken (a call
+ * returning twice decrements the next block's side counter before it and
+ * increments it after it; one that never returns by its callee is followed
+ * by a jmp back to the original); then the
  * stubs of the counted edges that need one (probe; jmp target), those of
  * the side entries into blocks their own edges enter too (counter; jmp
  * block), then the rewritten jump tables.  A block the compiler aligned is
