@@ -434,7 +434,8 @@ static int cmd_collectors(void) {
 #define LIMITED_BELOW (8 * (rlim_t)HEAP_PAD)
 #define DEFAULT_TOP_PAD (128 << 10) /* glibc's */
 
-static void *below_huge_pages; /* the block under the first 2 MB boundary, never used */
+static void *volatile below_huge_pages; /* the block under the first 2 MB boundary, never used
+                                         (volatile: gcc removes a malloc whose result is never read) */
 
 static bool limited(int resource) {
   struct rlimit r;
