@@ -4,8 +4,9 @@
  * per address with a size and the room up to the next function, a cold part
  * (gcc's NAME.cold) and its hot part linked; and the GOT slots of its PLT
  * stubs (.rela.plt JUMP_SLOTs) by symbol name; the functions, named or
- * through their stubs, a call to which returns twice (setjmp) or never (exit).  core_module_exports looks up
- * a few exported functions without any of that (libc's dlopen and dlsym). */
+ * through their stubs, a call to which returns twice (setjmp), never (exit),
+ * or as its first argument says (error, syscall).  core_module_exports looks
+ * up a few exported functions without any of that (libc's dlopen and dlsym). */
 #include "module.h"
 
 #include <errno.h>
@@ -308,6 +309,7 @@ static core_callee callee_of(const char *name, bool defined, bool exported) {
     if (!strcmp(name, never[k])) return CORE_CALLEE_NEVER_RETURNS;
   if (!strncmp(name, "_ZSt", 4) && strstr(name, "__throw_")) return CORE_CALLEE_NEVER_RETURNS; /* std::__throw_* */
   if (!strcmp(name, "error") || !strcmp(name, "error_at_line")) return CORE_CALLEE_EXITS_ON_STATUS;
+  if (!strcmp(name, "syscall")) return CORE_CALLEE_SYSCALL;
   return CORE_CALLEE_RETURNS;
 }
 

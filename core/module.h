@@ -5,7 +5,8 @@
  * Functions come from .symtab, .dynsym and the .eh_frame FDEs (so stripped
  * binaries work); PLT stubs (.plt, .plt.got, .plt.sec) are not functions of the
  * program; the GOT slots those stubs jump through are listed by symbol, and
- * the functions a call to which returns twice or never (core_module_callee).  All
+ * the functions a call to which returns twice, never, or as its first argument
+ * says (core_module_callee).  All
  * addresses here are link-time addresses (st_value, p_vaddr);
  * add the load bias to get run-time addresses. */
 #ifndef CORE_MODULE_H
@@ -106,8 +107,10 @@ typedef enum core_callee {
   CORE_CALLEE_NEVER_RETURNS,  /* exit, abort, __assert_fail, __stack_chk_fail, longjmp,
                                  pthread_exit, __cxa_throw, _Unwind_Resume, err, std::terminate,
                                  std::__throw_*, ...; a function whose code has no way back */
-  CORE_CALLEE_EXITS_ON_STATUS /* error, error_at_line: never returns when its first argument
-                                 (the exit status) is not 0 */
+  CORE_CALLEE_EXITS_ON_STATUS, /* error, error_at_line: never returns when its first argument
+                                  (the exit status) is not 0 */
+  CORE_CALLEE_SYSCALL           /* syscall: returns twice when its first argument (the system
+                                  call's number) is a fork's */
 } core_callee;
 
 typedef struct core_callee_at {

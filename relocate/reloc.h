@@ -81,8 +81,11 @@ typedef enum reloc_callee {
                                   increment after it */
   RELOC_CALLEE_NEVER_RETURNS,  /* exit, abort: the call ends its path, as one followed by no
                                   code does */
-  RELOC_CALLEE_EXITS_ON_STATUS /* error(status, ...): never returns when the instructions
-                                  before the call set edi to a constant other than 0 */
+  RELOC_CALLEE_EXITS_ON_STATUS, /* error(status, ...): never returns when the instructions
+                                   before the call set edi to a constant other than 0 */
+  RELOC_CALLEE_SYSCALL          /* syscall(number, ...): returns twice when the instructions
+                                   before the call set edi to a fork's number (clone, clone3,
+                                   fork, vfork) */
 } reloc_callee;
 
 typedef struct reloc_probes {

@@ -23,6 +23,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "reloc_internal.h"
 #include "reloc_unwind.h"
@@ -125,17 +126,27 @@ static void mark(reloc_plan *p, const x64_insn *in, size_t idx) {
 
 static const x64_insn *prev_insn(void *ctx, const x64_insn *cur);
 
+/* Is NR the number of a system call that forks (its child returns from it
+ * too)? */
+static bool forks(int64_t nr) {
+  return nr == SYS_clone || nr == SYS_fork || nr == SYS_vfork || nr == SYS_clone3;
+}
+
 /* Marks the direct call at instruction I (index) by what its callee is
  * (reloc_probes.callee, asked once per call): returning twice, or never
- * (noreturn and exits); error(status, ...) never returns when the straight
- * line before the call sets edi to a constant other than 0 (gcc calls it as
- * noreturn then, and puts no code after it). */
+ * (noreturn and exits).  Where the first argument decides, the straight line
+ * before the call must set edi to a constant: error(status, ...) never
+ * returns when it is not 0 (gcc calls it as noreturn then, and puts no code
+ * after it); syscall(nr, ...) returns twice when nr forks. */
 static void mark_callee(reloc_plan *p, size_t i) {
   reloc_insn *ri = &p->insns[i];
   reloc_callee kind = p->probes.callee ? p->probes.callee(p->probes.ctx, ri->x.target) : RELOC_CALLEE_RETURNS;
-  ri->twice = kind == RELOC_CALLEE_RETURNS_TWICE;
+  int64_t arg = 0;
+  bool arg_known = (kind == RELOC_CALLEE_EXITS_ON_STATUS || kind == RELOC_CALLEE_SYSCALL) &&
+                   x64_first_arg_constant(&ri->x, prev_insn, p, &arg);
+  ri->twice = kind == RELOC_CALLEE_RETURNS_TWICE || (kind == RELOC_CALLEE_SYSCALL && arg_known && forks(arg));
   ri->noreturn = ri->exits = kind == RELOC_CALLEE_NEVER_RETURNS ||
-                             (kind == RELOC_CALLEE_EXITS_ON_STATUS && x64_first_arg_nonzero(&ri->x, prev_insn, p));
+                             (kind == RELOC_CALLEE_EXITS_ON_STATUS && arg_known && arg != 0);
 }
 
 /* Follows one path from A until it ends or meets decoded code. */

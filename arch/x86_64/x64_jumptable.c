@@ -73,12 +73,14 @@ bool x64_insn_lea_rip(const x64_insn *i, int reg, uint64_t *target) {
   return true;
 }
 
-bool x64_first_arg_nonzero(const x64_insn *call, x64_prev_insn prev, void *ctx) {
+bool x64_first_arg_constant(const x64_insn *call, x64_prev_insn prev, void *ctx, int64_t *value) {
   const x64_insn *i = prev(ctx, call);
   for (int steps = 0; i && steps < 16; steps++, i = prev(ctx, i)) {
     if (!x64_insn_may_write(i, ZYDIS_REGISTER_RDI)) continue;
-    return i->mnemonic == ZYDIS_MNEMONIC_MOV && is_reg(&i->op[0], ZYDIS_REGISTER_RDI) && i->op[1].type == X64_OP_IMM &&
-           i->op[1].imm != 0;
+    if (i->mnemonic != ZYDIS_MNEMONIC_MOV || !is_reg(&i->op[0], ZYDIS_REGISTER_RDI) || i->op[1].type != X64_OP_IMM)
+      return false;
+    *value = i->op[1].imm;
+    return true;
   }
   return false;
 }

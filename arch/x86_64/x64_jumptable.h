@@ -28,10 +28,10 @@
  *
  * x64_insn_may_write(i, reg): may I change REG (widened)?  A call clobbers
  * the caller-saved registers.  x64_insn_lea_rip(i, reg, &t): is I `lea REG,
- * [rip+t]` (64 bits)?  x64_first_arg_nonzero(call, prev, ctx): does the
- * straight line before CALL (walked back as for a bound check, 16
+ * [rip+t]` (64 bits)?  x64_first_arg_constant(call, prev, ctx, &v): does
+ * the straight line before CALL (walked back as for a bound check, 16
  * instructions at most) last write edi/rdi, the SysV ABI's first argument,
- * with a `mov` of a constant other than 0? */
+ * with a `mov` of a constant (then in *v)? */
 #ifndef X64_JUMPTABLE_H
 #define X64_JUMPTABLE_H
 
@@ -92,6 +92,6 @@ bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx, ui
 
 bool x64_insn_may_write(const x64_insn *i, int reg);
 bool x64_insn_lea_rip(const x64_insn *i, int reg, uint64_t *target);
-bool x64_first_arg_nonzero(const x64_insn *call, x64_prev_insn prev, void *ctx);
+bool x64_first_arg_constant(const x64_insn *call, x64_prev_insn prev, void *ctx, int64_t *value);
 
 #endif

@@ -1427,6 +1427,41 @@ static void test_returns_twice(void) {
   }
 }
 
+static reloc_callee is_syscall(void *ctx, uint64_t addr) {
+  (void)ctx;
+  return addr == SRC + 0x1000 ? RELOC_CALLEE_SYSCALL : RELOC_CALLEE_RETURNS;
+}
+
+/* syscall(SYS_clone, SIGCHLD, ...) forks behind glibc's back: the block after
+ * the call is entered again by the child, as after fork; syscall(SYS_getpid)
+ * and a number not known before the call return once. */
+static void test_syscall_forks(void) {
+  static const struct {
+    const char *name;
+    uint8_t code[17];
+    bool twice;
+  } v[] = {
+      {"syscall(SYS_clone) returns twice", {0xbf, 56, 0, 0, 0, 0xe8, LE32(0x1000 - 0x0a), 0x85, 0xc0, 0x75, 0x02, 0x31, 0xc0, 0xc3}, true},
+      {"syscall(SYS_fork) returns twice", {0xbf, 57, 0, 0, 0, 0xe8, LE32(0x1000 - 0x0a), 0x85, 0xc0, 0x75, 0x02, 0x31, 0xc0, 0xc3}, true},
+      {"syscall(SYS_getpid) returns once", {0xbf, 39, 0, 0, 0, 0xe8, LE32(0x1000 - 0x0a), 0x85, 0xc0, 0x75, 0x02, 0x31, 0xc0, 0xc3}, false},
+      {"syscall(unknown) returns once", {0x89, 0xf7, 0x90, 0x90, 0x90, 0xe8, LE32(0x1000 - 0x0a), 0x85, 0xc0, 0x75, 0x02, 0x31, 0xc0, 0xc3}, false},
+  };
+  for (size_t n = 0; n < sizeof v / sizeof v[0]; n++) {
+    fn_case c = {v[n].name, v[n].code, 17, 17, 0, 0};
+    const char *name = c.name;
+    reloc_probes probes = {.entry = true, .arcs = true, .calls = true, .callee = is_syscall};
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, &probes, DEST, NULL, 0, &info, &out);
+    if (!p) continue;
+    const reloc_block *b = reloc_blocks(p);
+    CHECK(info.nblocks == 4 && b[1].entered == v[n].twice, "%zu blocks; the block after the call entered: %d",
+          info.nblocks, info.nblocks == 4 && b[1].entered);
+    reloc_plan_free(p);
+    free(out);
+  }
+}
+
 static reloc_callee exits_or_errors(void *ctx, uint64_t addr) {
   (void)ctx;
   return addr == SRC + 0x1000 ? RELOC_CALLEE_EXITS_ON_STATUS
@@ -2774,6 +2809,7 @@ int main(void) {
   test_call_sites();
   test_noreturn_edges();
   test_returns_twice();
+  test_syscall_forks();
   test_never_returns();
   test_edges_table();
   test_failures();
