@@ -12,6 +12,9 @@
  * unresolved, decoding started again; one bounded only by its index's width
  * must be read-only, an absolute one nothing bounds is read to its end and
  * refused, decoding started again, when what it reads decodes as no code;
+ * a table of offsets only its byte index bounds keeps all 256 entries, its
+ * cases decoded last and in order up to the first that is no code of the
+ * function, decoding started again without that one and those after it;
  * under arcs each dispatch of an absolute table gets a
  * copy of its own, other shared tables are left unresolved), then the
  * passes of the other files in order (reloc_internal.h): blocks and edges,
@@ -33,6 +36,16 @@
 
 #define MAX_UNSHARED 8
 #define MAX_GUESSED 4 /* guessed tables taken in one decoding, at most */
+#define MAX_OPEN 4    /* open tables (x64_table_match.open) in one function, at most */
+#define MAX_CUT_ATTEMPTS 8 /* decodings started again to cut open tables; then none is decoded */
+#define PLAUSIBLE (1ull << 30) /* an open table's entry decodes as no code that reaches farther */
+
+/* How far an open table's entries were decoded before one did not decode:
+ * kept across the attempts of one plan. */
+typedef struct open_cut {
+  uint64_t table;
+  size_t limit; /* entries from here on are not decoded */
+} open_cut;
 
 typedef struct builder {
   reloc_plan *p;
@@ -65,6 +78,16 @@ typedef struct builder {
     bool ok;
     uint64_t table, ref;
   } base;
+  struct {                  /* the open tables met (x64_table_match.open) */
+    size_t t;               /* in p->tables */
+    size_t next, limit;     /* entries below NEXT were decoded; from LIMIT on, none are */
+  } open[MAX_OPEN];
+  size_t nopen;
+  long walking;             /* open[walking]'s entry next-1 is being decoded, -1: none */
+  open_cut *cuts;           /* the earlier attempts' cuts, NCUTS of them */
+  size_t ncuts;
+  bool cut;                 /* an entry of open[walking] did not decode: start again, cut there */
+  bool open_off;            /* no open table's entries are decoded: they all leave the copy */
 } builder;
 
 
@@ -149,6 +172,21 @@ static void mark_callee(reloc_plan *p, size_t i) {
                              (kind == RELOC_CALLEE_EXITS_ON_STATUS && arg_known && arg != 0);
 }
 
+/* Could IN be code of the module, decoded from an open table's entry that
+ * may lie past the table's end?  Its branch or call stays in the module's
+ * code, its RIP-relative operand within PLAUSIBLE of it (the copy could not
+ * reach farther). */
+static bool plausible(const builder *b, const x64_insn *in) {
+  const reloc_function_desc *fn = b->fn;
+  bool direct = in->flow == X64_FLOW_JMP || in->flow == X64_FLOW_JCC || in->flow == X64_FLOW_JCC_SHORT ||
+                in->flow == X64_FLOW_CALL;
+  if (direct && (in->target < fn->code_base || in->target - fn->code_base >= fn->code_size)) return false;
+  if (in->rip_relative && (in->rip_target + PLAUSIBLE < fn->code_base ||
+                           in->rip_target > fn->code_base + fn->code_size + PLAUSIBLE))
+    return false;
+  return in->flow != X64_FLOW_UNSUPPORTED;
+}
+
 /* Follows one path from A until it ends or meets decoded code. */
 static lp_status walk(builder *b, uint64_t a) {
   reloc_plan *p = b->p;
@@ -176,6 +214,8 @@ static lp_status walk(builder *b, uint64_t a) {
     mark(p, &ri->x, i);
     const x64_insn *in = &ri->x;
     uint64_t next = a + in->len;
+    if (b->walking >= 0 && !plausible(b, in))
+      return lp_fail("an open table's entry decodes as no code at 0x%" PRIx64, a);
     switch (in->flow) {
     case X64_FLOW_NEXT:
     case X64_FLOW_CALL_INDIRECT: break;
@@ -277,7 +317,14 @@ static bool read_table(const builder *b, x64_table_match *m, uint64_t *targets) 
     uint64_t e;
     if (!read_le(b->fn, m->table + k * esize, esize, &e)) return false;
     targets[k] = m->kind == X64_TABLE_REL32 ? m->table + (uint64_t)(int64_t)(int32_t)e : e + b->fn->bias;
-    if (m->implicit && (targets[k] < b->fn->code_base || targets[k] - b->fn->code_base >= b->fn->code_size)) {
+    bool code = targets[k] >= b->fn->code_base && targets[k] - b->fn->code_base < b->fn->code_size;
+    if (m->open) { /* all kept: past the table's end, no index reaches; an entry that is no code
+                      would not fit the copy's table, it sends to the first entry's target */
+      if (!code && k == 0) return false;
+      if (!code) targets[k] = targets[0];
+      continue;
+    }
+    if (m->implicit && !code) {
       m->nentries = k;
       break;
     }
@@ -590,6 +637,66 @@ static bool of_functions(const builder *b, uint64_t table) {
   return !inside(b->p, e) && b->p->probes.is_entry && b->p->probes.is_entry(b->p->probes.ctx, e);
 }
 
+
+/* {=== open tables (x64_table_match.open) ===
+ * A table of offsets that only its byte index bounds keeps all 256 entries,
+ * each sending where the original's sends, so that no index leaves the copy's
+ * table whatever gcc laid out.  Its entries are decoded last, one at a time
+ * in order, once everything else is: the first that does not decode as code
+ * of the function (an instruction overlapping one decoded, or one no compiler
+ * emits there: plausible) is taken as past the table's end, and decoding
+ * starts again with the entries from it on left to the original (they are
+ * never jumped through; a real case cut so would run in the original, not
+ * counted, with no note).  After MAX_CUT_ATTEMPTS none is decoded, and the
+ * plan says it leaves to the original.  An indirect jmp not understood met on
+ * the way leaves the copy as elsewhere (real code has them: gnulib's regex). */
+
+static void open_table(builder *b, size_t t) {
+  for (size_t o = 0; o < b->nopen; o++)
+    if (b->open[o].t == t) return;
+  if (b->nopen == MAX_OPEN) return; /* its entries stay the original's */
+  size_t limit = b->p->tables[t].nentries;
+  for (size_t k = 0; k < b->ncuts; k++)
+    if (b->cuts[k].table == b->p->tables[t].table) limit = b->cuts[k].limit;
+  b->open[b->nopen].t = t;
+  b->open[b->nopen].next = 0;
+  b->open[b->nopen++].limit = limit;
+}
+
+/* Queues the next entry of an open table to decode (*MORE), if any is left. */
+static lp_status next_open_entry(builder *b, bool *more) {
+  *more = false;
+  b->walking = -1;
+  if (b->open_off) {
+    b->leaves_to_original |= b->nopen > 0;
+    return LP_OK;
+  }
+  for (size_t o = 0; o < b->nopen; o++) {
+    const reloc_table *tb = &b->p->tables[b->open[o].t];
+    while (b->open[o].next < b->open[o].limit) {
+      uint64_t target = tb->targets[b->open[o].next++];
+      if (!inside(b->p, target)) continue;
+      b->walking = (long)o;
+      *more = true;
+      return push_work(b, target);
+    }
+  }
+  return LP_OK;
+}
+
+/* The entry of open[walking] being decoded did not decode: the next attempt
+ * stops before it. */
+static void cut_open_table(builder *b) {
+  uint64_t table = b->p->tables[b->open[b->walking].t].table;
+  size_t limit = b->open[b->walking].next - 1, k = 0;
+  while (k < b->ncuts && b->cuts[k].table != table) k++;
+  if (k == b->ncuts && k < MAX_OPEN) b->ncuts++;
+  if (k < b->ncuts) b->cuts[k] = (open_cut){table, limit};
+  b->cut = true;
+}
+
+/* }=== */
+
 /* Resolves the indirect jmps not yet examined; new tables add work. */
 static lp_status resolve_tables(builder *b, bool *more) {
   reloc_plan *p = b->p;
@@ -673,6 +780,10 @@ static lp_status resolve_tables(builder *b, bool *more) {
       if (!grow((void **)&b->recheck, &b->caprecheck, b->nrecheck + 1, sizeof *b->recheck))
         return lp_fail("out of memory");
       b->recheck[b->nrecheck++] = i;
+    }
+    if (m.open) {
+      open_table(b, t);
+      continue;
     }
     for (size_t k = 0; k < p->tables[t].nentries; k++)
       if (inside(p, p->tables[t].targets[k])) LP_CHECK(push_work(b, p->tables[t].targets[k]));
@@ -798,6 +909,9 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
   /* decoding, again without the tables arcs cannot count through */
   uint64_t unshared[MAX_UNSHARED];
   size_t nunshared = 0;
+  open_cut cuts[MAX_OPEN];
+  size_t ncuts = 0, attempts = 0;
+  bool open_off = false;
   reloc_plan *p;
   builder b;
   lp_status st;
@@ -817,7 +931,8 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
     }
     p->at = calloc((size_t)(fn->hi - fn->lo), sizeof *p->at);
     uint64_t code_end = fn->code_base + fn->code_size;
-    b = (builder){.p = p, .fn = fn, .unshared = unshared, .nunshared = nunshared, .sides = sides, .nsides = nsides};
+    b = (builder){.p = p, .fn = fn, .unshared = unshared, .nunshared = nunshared, .sides = sides, .nsides = nsides,
+                  .walking = -1, .cuts = cuts, .ncuts = ncuts, .open_off = open_off};
     b.dhi = code_end < fn->hi ? code_end : fn->hi;
     if (!p->at || (p->probes.covered && !p->covered)) {
       lp_fail("out of memory");
@@ -834,13 +949,29 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
       if (push_work(&b, sides[k]) != LP_OK) goto out;
     bool more = true;
     while (more) {
-      if (drain(&b) != LP_OK) { /* a guessed table read past its end: entries that are no code */
+      if (drain(&b) != LP_OK) {
+        if (b.walking >= 0) { /* an open table's entry past its end */
+          cut_open_table(&b);
+          break;
+        }
+        /* a guessed table read past its end: entries that are no code */
         if (!b.nguessed || nunshared + b.nguessed > MAX_UNSHARED) goto out;
         for (size_t k = 0; k + 1 < b.nguessed; k++) unshared[nunshared++] = b.guessed[k];
         b.shared = b.guessed[b.nguessed - 1];
         break;
       }
       if (resolve_tables(&b, &more) != LP_OK) goto out;
+      if (!more && !b.cut && !b.shared && next_open_entry(&b, &more) != LP_OK) goto out;
+    }
+    ncuts = b.ncuts;
+    if (b.cut) {
+      open_off = ++attempts == MAX_CUT_ATTEMPTS;
+      free(b.work);
+      free(b.indirect);
+      free(b.ways);
+      free(b.recheck);
+      reloc_plan_free(p);
+      continue;
     }
     if (!b.shared && (b.shared = unsettled_table(&b)) && nunshared == MAX_UNSHARED) {
       lp_fail("the register holding the jump table at 0x%" PRIx64 " is written in a case", b.shared);
@@ -854,7 +985,7 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
       free(b.recheck);
       reloc_plan_free(p);
     }
-  } while (b.shared);
+  } while (b.shared || b.cut);
   name_copies_of_tables(p);
   if (sort_insns(p) != LP_OK) goto out;
   p->entry_index = (size_t)p->at[fn->entry - p->lo] - 1;

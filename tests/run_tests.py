@@ -2256,6 +2256,8 @@ DEBIAN_COMMANDS = [
     ('tail', ['tail', '-n', '5', '{nums}'], None),
     ('expr', ['expr', '123', '*', '456'], None),
     ('seq', ['seq', '1', '3', '20000'], None),
+    # gnulib's regex, compiled in: a switch on a byte whose table only the byte bounds
+    ('csplit', ['csplit', '-f', '{split}', '{nums}', '/5/', '{3}'], None),
     # Debian's interpreter, not a shim found first on PATH: non-PIE, stripped, with gcc's
     # .cold parts (hot parts jump into them past their first bytes)
     ('python3', ['/usr/bin/python3', '-c', 'import json, re, collections; '
@@ -2276,7 +2278,9 @@ def make_debian_inputs(ctx):
         subprocess.run(['gzip', '-c', '-n', nums], stdout=f, check=True)
     with open(os.path.join(d, 'bc.in'), 'w') as f:   # arbitrary precision: loops and calls
         f.write('scale=200\n4*a(1)\ne(1)\nsqrt(2)\n')
+    os.makedirs(os.path.join(d, 'split'), exist_ok=True)
     ctx.debian_inputs = {'{nums}': nums, '{nums_rev}': os.path.join(d, 'nums_rev.txt'),
+                         '{split}': os.path.join(d, 'split', 'part-'),
                          '{nums_gz}': os.path.join(d, 'nums.gz'), '{here}': HERE,
                          '{bc_input}': os.path.join(d, 'bc.in')}
 
@@ -2295,7 +2299,7 @@ def fill(arg, inputs):
 # environment, where valgrind adds LD_PRELOAD), xargs (its children are
 # counted under lazyprobe, not under callgrind).
 DEBIAN_ORACLE = ['ls', 'sed', 'sort', 'gzip', 'gunzip', 'tar', 'awk', 'md5sum', 'wc', 'sha256sum', 'uniq', 'od', 'bc',
-                 'factor', 'tac', 'nl', 'pr', 'fmt', 'cut', 'tr', 'base64', 'tail', 'expr', 'seq']
+                 'factor', 'tac', 'nl', 'pr', 'fmt', 'cut', 'tr', 'base64', 'tail', 'expr', 'seq', 'csplit']
 
 
 def test_debian_oracle(ctx, name, argv, stdin):

@@ -153,14 +153,15 @@ static size_t width_entries(unsigned bits) { return bits == 8 ? 256 : 0; }
  * there is one; the match says so.  For tables of absolute addresses
  * (computed gotos hold their labels'), and for others when MASK (`and eX,
  * 2^k-1`: Duff's device, `switch (len & 7)` in Debian's perl's hashes) says
- * that every entry up to it is read; not when a ja/jae tests a bound compare
- * of a register not known to be the index: a switch's table is shorter than
- * its index's width, and what follows it (the next table's entries) would be
- * read as targets. */
+ * that every entry up to it is read; a table of offsets that only a byte
+ * index bounds is `open` (gnulib's regex: a switch's table shorter than its
+ * index's width, what follows it read as entries).  Not when a ja/jae tests
+ * a bound compare of a register not known to be the index. */
 static bool bound_by_width(size_t implicit, size_t mask, bool unknown_check, x64_table_match *out) {
-  if (!implicit || unknown_check || (out->kind != X64_TABLE_ABS64 && !mask)) return false;
+  if (!implicit || unknown_check) return false;
   out->nentries = implicit;
   out->implicit = true;
+  out->open = out->kind != X64_TABLE_ABS64 && !mask;
   return true;
 }
 

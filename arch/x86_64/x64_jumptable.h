@@ -22,8 +22,10 @@
  * (base_reg), for relative tables as for absolute ones.
  * Without a compare (computed gotos: Lua's and CPython's dispatch), the
  * index's width bounds it: `and eX, 2^k-1` or a zero-extended byte, and
- * (ABS64) `mov rJ, qword [rB+rX*8]` with rB holding T is accepted too;
- * `jmp [T+rX*8]` that nothing bounds is read to the table's end (`guessed`).
+ * (ABS64) `mov rJ, qword [rB+rX*8]` with rB holding T is accepted too; a
+ * REL32 table only a zero-extended byte bounds is `open` (gcc laid out fewer
+ * than 256 entries); `jmp [T+rX*8]` that nothing bounds is read to the
+ * table's end (`guessed`).
  * Reading the entries is the caller's business.
  *
  * x64_insn_may_write(i, reg): may I change REG (widened)?  A call clobbers
@@ -62,6 +64,12 @@ typedef struct x64_table_match {
   bool implicit;     /* no compare bounds the index: nentries is what its width (movzx
                         from a byte: 256) or a mask (and eX, 2^k-1) allows; the caller
                         must check the entries */
+  bool open;         /* implicit, a table of offsets (REL32) bounded by its byte index
+                        alone: gcc proved a tighter range and laid out fewer entries, and
+                        what follows them (the next table's offsets) is read as entries
+                        too; the caller keeps all 256, every one sending where the
+                        original's would, and decodes them in order up to the first that
+                        does not decode as code of the function (reloc_function.c) */
   bool guessed;      /* `jmp [T+rX*8]` with nothing that bounds the index on the way back
                         (the callers bound it, or gcc knows the default case unreachable:
                         CPython's Py_UNREACHABLE): nentries is MAX_ENTRIES, the caller

@@ -2218,6 +2218,49 @@ static void test_table_mask_bound(void) {
   }
 }
 
+/* A table of offsets that only its byte index bounds (gnulib's regex in
+ * Debian's csplit and ptx: `movzbl 8(%rax), %eax; movslq (%rbx,%rax,4), %rax;
+ * add %rbx, %rax; jmp *%rax`, gcc having proved fewer cases than 256): the
+ * copy's table keeps all 256 entries, its cases are decoded in order up to
+ * the first entry that does not decode as code of the function (past the
+ * end: here another table's offset that lands inside case 0's `mov al, 1`),
+ * which and all after it send to the original's targets. */
+static void test_table_open(void) {
+  enum { T = 0x20, N = 256 };
+  for (int garbage = 0; garbage <= 1; garbage++) {
+    static uint8_t in[T + 4 * N];
+    static const uint8_t code[] = {
+        0x0f, 0xb6, 0x07,                    /* 00: movzx eax, byte [rdi] */
+        0x48, 0x8d, 0x15, T - 0x0a, 0, 0, 0, /* 03: lea rdx, [rip+T] */
+        0x48, 0x63, 0x04, 0x82,              /* 0a: movsxd rax, dword [rdx+rax*4] */
+        0x48, 0x01, 0xd0, 0xff, 0xe0,        /* 0e: add rax, rdx; jmp rax */
+        0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3, 0xb0, 0x03, 0xc3, /* 13, 16, 19: cases */
+    };
+    memset(in, 0xcc, sizeof in); /* past the cases: offsets that land out of the code */
+    memcpy(in, code, sizeof code);
+    int32_t entries[4] = {0x13 - T, 0x16 - T, 0x19 - T, 0x14 - T};
+    memcpy(in + T, entries, (garbage ? 4 : 3) * sizeof *entries);
+    uint64_t ro[1][2] = {{SRC + T, SRC + T + 4 * N}};
+    readonly = (const uint64_t(*)[2])ro;
+    nreadonly = 1;
+    fn_case c = {garbage ? "open jump table, an entry past its end inside an instruction" : "open jump table", in,
+                 sizeof in, T, 0, 0};
+    const char *name = c.name;
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+    CHECK(p && info.njump_tables == 1 && !info.leaves_to_original && info.copy_size >= 4 * N,
+          "%zu tables, leaves %d, a copy of %zu bytes", info.njump_tables, info.leaves_to_original, info.copy_size);
+    for (int k = 0; p && k < 3; k++)
+      CHECK(reloc_copy_offset(p, SRC + 0x13 + 3 * (uint64_t)k) >= 0, "case %d was not decoded", k);
+    CHECK(!p || reloc_copy_offset(p, SRC + 0x14) < 0, "the entry past the end was decoded");
+    reloc_plan_free(p);
+    free(out);
+    readonly = NULL;
+    nreadonly = 0;
+  }
+}
+
 /* `jmp [T+rdi*8]` that nothing bounds (CPython's dispatches whose default
  * case is unreachable): the table is read to its first entry that is no
  * code (a 0 here) and resolved.  When an entry read past the real end lands
@@ -2787,6 +2830,7 @@ int main(void) {
   test_table_bound_on_copy();
   test_table_mask_bound();
   test_table_guessed();
+  test_table_open();
   test_table_memory_through_lea();
   test_table_absolute();
   test_table_gcc_o2_nopie();
