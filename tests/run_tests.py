@@ -490,12 +490,14 @@ def test_run(ctx, prog_name, v):
     return res
 
 
-def bad_input_check(ctx, name, argv, marker=None, want_text=None, stdout_empty=True):
+def bad_input_check(ctx, name, argv, marker=None, want_text=None, stdout_empty=True, want_status=None):
     st, out, err, to = run_proc(argv, timeout=60)
     repro = '  [repro: %s]' % ' '.join(argv)
     if to:
         return [(name, ['timeout' + repro])]
     probs = []
+    if want_status is not None and st != want_status:
+        probs.append('status %d, want %d' % (st, want_status))
     lines = err.decode(errors='replace').splitlines()
     if st == 0:
         probs.append('status 0')
@@ -522,19 +524,22 @@ def test_bad_inputs(ctx):
     lp = ctx.lp
     marker_bin, _ = ctx.binary('marker', ('O2', 'pie', 'sym'))
     good_out = os.path.join(s, 'out')
-    # missing program
+    # missing program: 127, as a shell says, by path or by a name not in PATH
     res += bad_input_check(ctx, 'bad_input/missing_program',
-                           [lp, 'run', '-o', good_out, '--', os.path.join(s, 'no-such-prog')])
+                           [lp, 'run', '-o', good_out, '--', os.path.join(s, 'no-such-prog')], want_status=127)
+    res += bad_input_check(ctx, 'bad_input/missing_command',
+                           [lp, 'run', '-o', good_out, '--', 'lazyprobe-no-such-command'], want_status=127,
+                           want_text='command not found')
     # not executable (mode 0644 copy of an ELF; root cannot execve it either)
     ne = os.path.join(s, 'not-exec')
     shutil.copy(marker_bin, ne)
     os.chmod(ne, 0o644)
     mk = os.path.join(s, 'marker-noexec')
     res += bad_input_check(ctx, 'bad_input/not_executable',
-                           [lp, 'run', '-o', good_out, '--', ne, mk], marker=mk)
+                           [lp, 'run', '-o', good_out, '--', ne, mk], marker=mk, want_status=126)
     # a directory
     res += bad_input_check(ctx, 'bad_input/directory_as_program',
-                           [lp, 'run', '-o', good_out, '--', s])
+                           [lp, 'run', '-o', good_out, '--', s], want_status=126)
     # scripts whose interpreter is missing or not an ELF file: nothing runs
     for tag, interp in (('script_missing_interpreter', os.path.join(s, 'no-such-interpreter')),
                         ('script_interpreter_not_elf', '/etc/passwd')):

@@ -336,9 +336,8 @@ static int cmd_run(int argc, char **argv) {
   if (first < 0) return usage_error("bad option for run");
   if (first >= argc) return usage_error("run needs a program");
   char *program;
-  if (core_resolve_program(argv[first], &program) != LP_OK)
-    return fail(access(argv[first], F_OK) == 0 || strchr(argv[first], '/') == NULL ? EXIT_NOT_EXECUTABLE
-                                                                                 : EXIT_NOT_FOUND);
+  if (core_resolve_program(argv[first], &program) != LP_OK) /* as a shell: a command not in PATH is not found */
+    return fail(strchr(argv[first], '/') && access(argv[first], F_OK) == 0 ? EXIT_NOT_EXECUTABLE : EXIT_NOT_FOUND);
   int code = instrument(&a, program, argv + first, 0);
   free(program);
   free_rules(&a);
