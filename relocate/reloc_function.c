@@ -310,12 +310,18 @@ static bool read_only(const reloc_function_desc *fn, uint64_t addr, uint64_t siz
  * (m->implicit) may be shorter than that: it ends before the first entry
  * that does not land in the module's code (Lua's 83 opcodes under a mask of
  * 128), and it must be read-only, or the entries read now may not be those
- * the program jumps through. */
+ * the program jumps through.  An open table (x64_table_match.open) keeps all
+ * its entries: those past the read-only bytes, or that are no code, send to
+ * the first entry's target (no index reaches them). */
 static bool read_table(const builder *b, x64_table_match *m, uint64_t *targets) {
   size_t esize = m->kind == X64_TABLE_REL32 ? 4 : 8;
   for (size_t k = 0; k < m->nentries; k++) {
-    uint64_t e;
-    if (!read_le(b->fn, m->table + k * esize, esize, &e)) return false;
+    uint64_t e, at = m->table + k * esize;
+    if (m->open && k > 0 && !read_only(b->fn, at, esize)) { /* past the table's end, where no index */
+      targets[k] = targets[0];                              /* reaches: the rest of the segment */
+      continue;
+    }
+    if (!read_le(b->fn, at, esize, &e)) return false;
     targets[k] = m->kind == X64_TABLE_REL32 ? m->table + (uint64_t)(int64_t)(int32_t)e : e + b->fn->bias;
     bool code = targets[k] >= b->fn->code_base && targets[k] - b->fn->code_base < b->fn->code_size;
     if (m->open) { /* all kept: past the table's end, no index reaches; an entry that is no code
@@ -329,7 +335,7 @@ static bool read_table(const builder *b, x64_table_match *m, uint64_t *targets) 
       break;
     }
   }
-  return m->nentries > 0 && (!m->implicit || read_only(b->fn, m->table, m->nentries * esize));
+  return m->nentries > 0 && (!m->implicit || read_only(b->fn, m->table, (m->open ? 1 : m->nentries) * esize));
 }
 
 /* Does the function end straight after instruction I (index), whatever I

@@ -977,7 +977,7 @@ DUMP_ARCS_ONLY = os.path.join(TEST_COLLECTORS, 'dump_arcs_only.lua')  # arcs=tru
 # (never ends), and the programs that need arguments (maps_check, marker).
 PROBE_PROGRAMS = ['fib', 'jumptable', 'switchloop', 'bytetable', 'cgoto', 'tailcall', 'funcptr', 'qsort_cb', 'longjmp', 'segv',
                   'many', 'sigusr1', 'echo_stdin', 'tiny', 'exit_status', 'abort', 'branches',
-                  'noreturn_callee']
+                  'noreturn_callee', 'opentable']
 
 # Levels a program of PROBE_PROGRAMS is not compared at: at -O0 gcc sends
 # every computed goto of cgoto to one shared `jmp *%rax` by a jmp, so the

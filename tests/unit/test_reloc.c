@@ -2224,10 +2224,12 @@ static void test_table_mask_bound(void) {
  * copy's table keeps all 256 entries, its cases are decoded in order up to
  * the first entry that does not decode as code of the function (past the
  * end: here another table's offset that lands inside case 0's `mov al, 1`),
- * which and all after it send to the original's targets. */
+ * which and all after it send to the original's targets.  Variant 2: the
+ * read-only bytes end 16 bytes past the table (a small program's .rodata,
+ * the last of its segment): the entries past them are not read. */
 static void test_table_open(void) {
   enum { T = 0x20, N = 256 };
-  for (int garbage = 0; garbage <= 1; garbage++) {
+  for (int garbage = 0; garbage <= 2; garbage++) {
     static uint8_t in[T + 4 * N];
     static const uint8_t code[] = {
         0x0f, 0xb6, 0x07,                    /* 00: movzx eax, byte [rdi] */
@@ -2239,12 +2241,14 @@ static void test_table_open(void) {
     memset(in, 0xcc, sizeof in); /* past the cases: offsets that land out of the code */
     memcpy(in, code, sizeof code);
     int32_t entries[4] = {0x13 - T, 0x16 - T, 0x19 - T, 0x14 - T};
-    memcpy(in + T, entries, (garbage ? 4 : 3) * sizeof *entries);
-    uint64_t ro[1][2] = {{SRC + T, SRC + T + 4 * N}};
+    memcpy(in + T, entries, (garbage == 1 ? 4 : 3) * sizeof *entries);
+    uint64_t ro[1][2] = {{SRC + T, SRC + T + (garbage == 2 ? 16 : 4 * N)}};
     readonly = (const uint64_t(*)[2])ro;
     nreadonly = 1;
-    fn_case c = {garbage ? "open jump table, an entry past its end inside an instruction" : "open jump table", in,
-                 sizeof in, T, 0, 0};
+    fn_case c = {garbage == 1   ? "open jump table, an entry past its end inside an instruction"
+                 : garbage == 2 ? "open jump table at the end of the read-only bytes"
+                                : "open jump table",
+                 in, sizeof in, T, 0, 0};
     const char *name = c.name;
     reloc_info info;
     uint8_t *out;
