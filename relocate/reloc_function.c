@@ -174,7 +174,7 @@ static void mark_callee(reloc_plan *p, size_t i) {
 
 /* Could IN be code of the module, decoded from an open table's entry that
  * may lie past the table's end?  Its branch or call stays in the module's
- * code, its RIP-relative operand within PLAUSIBLE of it (the copy could not
+ * image, its RIP-relative operand within PLAUSIBLE of it (the copy could not
  * reach farther). */
 static bool plausible(const builder *b, const x64_insn *in) {
   const reloc_function_desc *fn = b->fn;
@@ -660,7 +660,10 @@ static bool of_functions(const builder *b, uint64_t table) {
 static void open_table(builder *b, size_t t) {
   for (size_t o = 0; o < b->nopen; o++)
     if (b->open[o].t == t) return;
-  if (b->nopen == MAX_OPEN) return; /* its entries stay the original's */
+  if (b->nopen == MAX_OPEN) { /* its entries stay the original's: the copy is left there */
+    b->leaves_to_original = true;
+    return;
+  }
   size_t limit = b->p->tables[t].nentries;
   for (size_t k = 0; k < b->ncuts; k++)
     if (b->cuts[k].table == b->p->tables[t].table) limit = b->cuts[k].limit;
