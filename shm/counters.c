@@ -319,7 +319,7 @@ lp_status shm_flow(const shm_counters *c, const shm_function *f, const shm_edge 
                          edges[e].slot != SHM_NONE, edges[e].branch, edges[e].target};
     ec[e] = shm_slot_value(c, edges[e].slot);
   }
-  bool ran = entry != 0;
+  bool ran = entry != 0; /* or entered only at a side entry (a cold part's, from its hot part) */
   for (uint32_t e = 0; !ran && e < ne; e++) ran = ec[e] != 0;
   for (uint32_t b = 0; st == LP_OK && b < nb; b++) {
     leaky[b] = blocks[b].flags & SHM_BLOCK_LEAKS; /* as the tree had it */
@@ -327,6 +327,7 @@ lp_status shm_flow(const shm_counters *c, const shm_function *f, const shm_edge 
       entered[b] = shm_slot_value(c, blocks[b].side_slot - f->slot + copy_slot);
     if (estimate && entered[b] > INT64_MAX) /* a thread between the decrement before a call */
       entered[b] = 0;                       /* returning twice and the increment after it */
+    ran |= entered[b] != 0;
   }
   if (st == LP_OK && !ran) /* never entered, nothing counted: every flow is 0 */
     memset(bc, 0, nb * sizeof *bc);

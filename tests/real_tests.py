@@ -1207,6 +1207,22 @@ def test_cold_threads(ctx, stripped):
                             "work.cold's jumps back into work", stripped)
 
 
+COLD_SIDE_EXPECT = {'hot': 100, 'main': 1}
+
+
+def test_cold_side(ctx, stripped):
+    """cold/side_only{,-stripped}/{blocks,cover,arcs} (side_blocks_test) on
+    tests/real/cold_side.S: hot.cold is entered only past its start (its
+    first bytes, a branch never taken, do not run), along a path with no
+    counter of its own, and its one counted edge stays 0; under arcs its
+    counts come from its side entry alone (before session 23 the solver took
+    a function whose entry and counted edges were all 0 as not run: every
+    count of hot.cold 0, as in ~40 cold parts of Debian's python3)."""
+    return side_blocks_test(ctx, 'cold/side_only' + ('-stripped' if stripped else ''), 'cold_side',
+                            ['cold_side_main.c', 'cold_side.S'], ['-O2'], 'gcc', COLD_SIDE_EXPECT, 40,
+                            "hot's jumps into the middle of hot.cold", stripped)
+
+
 def test_catch_loop(ctx):
     """cold/catch_loop/{blocks,cover,arcs} (side_blocks_test) on
     tests/real/catch_loop.cpp at -O2: main.cold, entered only past its start
@@ -2434,6 +2450,8 @@ def jobs(ctx):
     for stripped in (False, True):
         j.append(('cold/threads%s/blocks' % ('-stripped' if stripped else ''),
                   lambda st=stripped: test_cold_threads(ctx, st)))
+        j.append(('cold/side_only' + ('-stripped' if stripped else ''),
+                  lambda st=stripped: test_cold_side(ctx, st)))
     j.append(('cold/catch_loop/blocks', lambda: test_catch_loop(ctx)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))
     for t in (1, 2):
