@@ -419,7 +419,8 @@ static reloc_callee callee(void *ctx, uint64_t addr) {
                                     [CORE_CALLEE_RETURNS_TWICE] = RELOC_CALLEE_RETURNS_TWICE,
                                     [CORE_CALLEE_NEVER_RETURNS] = RELOC_CALLEE_NEVER_RETURNS,
                                     [CORE_CALLEE_EXITS_ON_STATUS] = RELOC_CALLEE_EXITS_ON_STATUS,
-                                    [CORE_CALLEE_SYSCALL] = RELOC_CALLEE_SYSCALL};
+                                    [CORE_CALLEE_SYSCALL] = RELOC_CALLEE_SYSCALL,
+                                    [CORE_CALLEE_FORKS] = RELOC_CALLEE_RETURNS_TWICE};
   const process *p = ((const link_ctx *)ctx)->p;
   for (size_t k = 0; k < p->nmods; k++) {
     const pmodule *m = &p->mods[k];

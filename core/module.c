@@ -40,7 +40,8 @@ typedef struct module_internal {
   core_eh_frame frame; /* its .eh_frame (data NULL when none) */
   core_fde *fdes;      /* its FDEs in code, sorted by pc_begin */
   size_t nfdes;
-  uint8_t *returns;    /* per function, 0 not known yet, else 1 + may_return (core_module_callee) */
+  uint8_t *returns;    /* per function, 0 not known yet, else a returns_how (core_module_callee) */
+  bool forks;          /* a function or PLT stub of it forks (CORE_CALLEE_FORKS) */
 } module_internal;
 
 /* One piece of evidence that a function starts at addr. */
@@ -292,8 +293,8 @@ static lp_status add_plt_slots(core_module *m, Elf *elf, Elf_Scn *scn, const GEl
 /* How a call to the function NAME returns (core_callee); DEFINED: a function
  * of the module itself, EXPORTED: one it exports. */
 static core_callee callee_of(const char *name, bool defined, bool exported) {
-  static const char *const twice[] = {"setjmp", "sigsetjmp", "savectx", "vfork", "getcontext", "qsetjmp", "fork",
-                                      "Fork", NULL};
+  static const char *const twice[] = {"setjmp", "sigsetjmp", "savectx", "getcontext", "qsetjmp", NULL};
+  static const char *const forks[] = {"fork", "vfork", "Fork", NULL};
   static const char *const never[] = {
       "exit", "_exit", "_Exit", "quick_exit", "abort", "__assert_fail", "__assert_perror_fail", "__stack_chk_fail",
       "__fortify_fail", "__chk_fail", "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk", "pthread_exit",
@@ -304,6 +305,8 @@ static core_callee callee_of(const char *name, bool defined, bool exported) {
   while (*bare == '_') bare++;
   for (size_t k = 0; twice[k]; k++)
     if (!strcmp(bare, twice[k])) return CORE_CALLEE_RETURNS_TWICE;
+  for (size_t k = 0; forks[k]; k++)
+    if (!strcmp(bare, forks[k])) return CORE_CALLEE_FORKS;
   if (defined && !exported) return CORE_CALLEE_RETURNS;
   for (size_t k = 0; never[k]; k++)
     if (!strcmp(name, never[k])) return CORE_CALLEE_NEVER_RETURNS;
@@ -379,6 +382,7 @@ static lp_status find_callees(core_module *m, const code_range *ranges, size_t n
   if (n) qsort(v, n, sizeof *v, cmp_callee);
   m->callees = v;
   m->ncallees = n;
+  for (size_t k = 0; k < n; k++) ((module_internal *)m->internal)->forks |= v[k].kind == CORE_CALLEE_FORKS;
   return LP_OK;
 }
 
@@ -418,20 +422,48 @@ static bool may_return(const core_module *m, const core_function *f) {
          last == X64_FLOW_CALL_INDIRECT;
 }
 
-core_callee core_module_callee(const core_module *m, uint64_t addr) {
+/* How a call to a name listed in m->callees returns, or CORE_CALLEE_RETURNS. */
+static core_callee listed(const core_module *m, uint64_t addr) {
   size_t lo = 0, hi = m->ncallees;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
     if (m->callees[mid].addr < addr) lo = mid + 1; else hi = mid;
   }
-  if (lo < m->ncallees && m->callees[lo].addr == addr) return m->callees[lo].kind;
+  return lo < m->ncallees && m->callees[lo].addr == addr ? m->callees[lo].kind : CORE_CALLEE_RETURNS;
+}
+
+/* Does F call a function that forks, directly (`call rel32` to fork@plt)?
+ * Its caller then goes on in the child too.  A sweep for the call's opcode
+ * byte, not a decoding: one met inside another instruction would have to
+ * name a fork by chance, and would cost only a counter. */
+static bool calls_fork(const core_module *m, const core_function *f) {
+  size_t avail = 0;
+  const uint8_t *code = core_module_code(m, f->addr, &avail);
+  if (!code) return false;
+  if (avail > f->size) avail = (size_t)f->size;
+  for (size_t k = 0; k + 5 <= avail; k++) {
+    if (code[k] != 0xe8) continue;
+    int32_t rel;
+    memcpy(&rel, code + k + 1, 4);
+    if (listed(m, f->addr + k + 5 + (uint64_t)(int64_t)rel) == CORE_CALLEE_FORKS) return true;
+  }
+  return false;
+}
+
+enum returns_how { HOW_NEVER = 1, HOW_ONCE, HOW_FORKS };
+
+core_callee core_module_callee(const core_module *m, uint64_t addr) {
+  core_callee kind = listed(m, addr);
+  if (kind != CORE_CALLEE_RETURNS) return kind;
   const core_function *f = core_module_function_at(m, addr);
   module_internal *in = m->internal;
   if (!f || f->addr != addr || (!in->returns && !(in->returns = calloc(m->nfunctions, 1))))
     return CORE_CALLEE_RETURNS;
   uint8_t *known = &in->returns[f - m->functions];
-  if (!*known) *known = (uint8_t)(1 + may_return(m, f));
-  return *known == 1 ? CORE_CALLEE_NEVER_RETURNS : CORE_CALLEE_RETURNS;
+  if (!*known)
+    *known = !may_return(m, f) ? HOW_NEVER : in->forks && calls_fork(m, f) ? HOW_FORKS : HOW_ONCE;
+  return *known == HOW_NEVER ? CORE_CALLEE_NEVER_RETURNS : *known == HOW_FORKS ? CORE_CALLEE_FORKS
+                                                                               : CORE_CALLEE_RETURNS;
 }
 
 /* Does X come before Y: by address, then the best name first (.symtab

@@ -101,16 +101,18 @@ typedef enum core_callee {
   CORE_CALLEE_RETURNS,        /* once, as calls do */
   CORE_CALLEE_RETURNS_TWICE,  /* the code after the call may run again without the call
                                  running again: gcc's returns_twice functions (setjmp,
-                                 sigsetjmp, savectx, vfork, getcontext, qsetjmp, under any
-                                 number of leading underscores), and fork, whose child goes on
-                                 with counters of its own */
+                                 sigsetjmp, savectx, getcontext, qsetjmp, under any number of
+                                 leading underscores) */
   CORE_CALLEE_NEVER_RETURNS,  /* exit, abort, __assert_fail, __stack_chk_fail, longjmp,
                                  pthread_exit, __cxa_throw, _Unwind_Resume, err, std::terminate,
                                  std::__throw_*, ...; a function whose code has no way back */
   CORE_CALLEE_EXITS_ON_STATUS, /* error, error_at_line: never returns when its first argument
                                   (the exit status) is not 0 */
-  CORE_CALLEE_SYSCALL           /* syscall: returns twice when its first argument (the system
+  CORE_CALLEE_SYSCALL,          /* syscall: returns twice when its first argument (the system
                                   call's number) is a fork's */
+  CORE_CALLEE_FORKS             /* returns twice, the second time in a child that goes on with
+                                   counters of its own: fork, vfork, and a function of the
+                                   module that calls one directly (bash's make_child) */
 } core_callee;
 
 typedef struct core_callee_at {

@@ -356,7 +356,7 @@ def nolines_entries(path, module):
 
 # ---------------------------------------------------- 2. child processes ---
 
-PROCS_NAMES = ['main', 'before', 'p_work', 'c_work', 'both', 'leaf_work', 'never']
+PROCS_NAMES = ['main', 'before', 'p_work', 'c_work', 'both', 'leaf_work', 'never', 'fork_child']
 
 
 def procs_expect(mode):
@@ -375,6 +375,8 @@ def procs_expect(mode):
         'vfork': [('parent', img(main=1, before=5, p_work=4)), ('leaf', leaf)],
         'clone': [('parent', img(main=1, before=5, p_work=6, both=1)),
                   ('child', img(c_work=9, both=4))],
+        'wrapped': [('parent', img(main=1, before=5, fork_child=1, p_work=5, both=2)),
+                    ('child', img(c_work=8, both=1))],
         'spawn': [('parent', img(main=1, before=5, p_work=3)), ('leaf', leaf)],
         'exec': [('exec', img(main=1, before=5)), ('leaf', leaf)],
     }[mode]
@@ -427,13 +429,14 @@ def total_counts(expected_images):
 
 
 def test_procs_arcs(ctx, mode):
-    """procs/arcs/MODE (fork, vfork, clone): under -c dump_arcs.lua, output
-    as natively and flow conserved at every block of every function of the
-    program (the report of all its process images): fork, vfork and
-    syscall(SYS_clone, SIGCHLD, ...) return twice, into the parent and the
-    child, and the block after them has the second return as a side entry
-    (before session 22 vfork's main was inconsistent: block 1 with 2 in and
-    1 out; before session 23 clone's main had a negative count derived)."""
+    """procs/arcs/MODE (fork, vfork, clone, wrapped): under -c dump_arcs.lua,
+    output as natively and flow conserved at every block of every function
+    of the program (the report of all its process images): fork, vfork,
+    syscall(SYS_clone, SIGCHLD, ...) and fork_child (a function that calls
+    fork) return twice, into the parent and the child, and the block after
+    them has the second return as a side entry (before session 22 vfork's
+    main was inconsistent: block 1 with 2 in and 1 out; before session 23
+    clone's and wrapped's main had a negative count derived)."""
     name = 'procs/arcs/' + mode
     binary, err = build(ctx, 'procs', ['procs.c'], ['-O2', '-Wall'])
     if err:
@@ -456,7 +459,7 @@ def test_procs_arcs(ctx, mode):
 
 
 def test_procs(ctx, mode):
-    """fork / vfork+exec / clone(SIGCHLD) / posix_spawn / exec of itself:
+    """fork / a function that forks / vfork+exec / clone(SIGCHLD) / posix_spawn / exec of itself:
     one counters file per process image with that image's counts only;
     calls.json of the run and `report DIR` add all up; `report --pid PID DIR`
     shows the images of PID only."""
@@ -2416,9 +2419,9 @@ def jobs(ctx):
     for mode in ('atomic', 'plain', 'coverage'):
         j.append(('threads/storm/' + mode, lambda m=mode: test_storm(ctx, m)))
     # 2. child processes
-    for mode in ('fork', 'vfork', 'clone', 'spawn', 'exec'):
+    for mode in ('fork', 'vfork', 'clone', 'wrapped', 'spawn', 'exec'):
         j.append(('procs/' + mode, lambda m=mode: test_procs(ctx, m)))
-        if mode in ('fork', 'vfork', 'clone'):
+        if mode in ('fork', 'vfork', 'clone', 'wrapped'):
             j.append(('procs/arcs/' + mode, lambda m=mode: test_procs_arcs(ctx, m)))
     j.append(('procs/many_procs', lambda: test_many_procs(ctx)))
     j.append(('procs/shell_script', lambda: test_shell_script(ctx)))

@@ -5,6 +5,9 @@
  *   vfork  parent: main 1, before 5, p_work 4            child execs "leaf"
  *   clone  parent: main 1, before 5, p_work 6, both 1    child: c_work 9, both 4
  *          (raw syscall(SYS_clone, SIGCHLD): a fork that glibc does not see)
+ *   wrapped  parent: main 1, before 5, fork_child 1, p_work 5, both 2
+ *          child: c_work 8, both 1 (fork called by fork_child, which returns
+ *          into main in both)
  *   spawn  parent: main 1, before 5, p_work 3            child: posix_spawn of "leaf"
  *   exec   one pid, two images: main 1, before 5, then execv of "leaf"
  *   leaf   main 1, leaf_work 13
@@ -30,6 +33,12 @@ __attribute__((noipa)) void c_work(int i) { acc += 3 * i; }
 __attribute__((noipa)) void both(int i) { acc ^= i; }
 __attribute__((noipa)) void leaf_work(int i) { acc += i * i; }
 __attribute__((noipa)) void never(void) { acc = -1; }
+__attribute__((noipa)) pid_t fork_child(void) {
+  acc++;
+  pid_t pid = fork();
+  acc--;
+  return pid;
+}
 
 static void note(const char *role) {
   FILE *f = fopen(pidfile, "a");
@@ -75,6 +84,18 @@ int main(int argc, char **argv) {
     }
     ok = pid > 0 && wait_ok(pid);
     calls(p_work, 11);
+    calls(both, 2);
+  } else if (!strcmp(mode, "wrapped")) {
+    pid_t pid = fork_child();
+    if (pid == 0) {
+      note("child");
+      calls(c_work, 8);
+      calls(both, 1);
+      printf("wrapped: child done\n");
+      exit(0);
+    }
+    ok = pid > 0 && wait_ok(pid);
+    calls(p_work, 5);
     calls(both, 2);
   } else if (!strcmp(mode, "vfork")) {
     pid_t pid = vfork();

@@ -473,9 +473,11 @@ static const char callees_program[] =
     "__attribute__((noinline, noclone, noreturn)) static void usage(int status) {\n"
     "  fprintf(stderr, \"usage %d\\n\", status);\n  exit(status);\n}\n"
     "__attribute__((noinline, noclone)) static int twice(int x) { return x * 2; }\n"
+    "__attribute__((noinline, noclone)) static int spawn(int x) { return fork() + x; }\n"
     "int main(int argc, char **argv) {\n"
     "  if (setjmp(jb)) return 3;\n  if (argc > 5) usage(2);\n  if (argc > 4) error(1, 0, \"%s\", argv[0]);\n"
     "  if (argc > 3) abort();\n  if (argc > 2) longjmp(jb, 1);\n  if (argc > 1) return (int)syscall(39);\n"
+    "  if (argc < 0) return spawn(argc);\n"
     "  return twice(argc);\n}\n";
 
 /* The address objdump names <WHAT> in BIN (a PLT stub "exit@plt", or a
@@ -499,7 +501,8 @@ static void test_callees(void) {
       {"abort@plt", CORE_CALLEE_NEVER_RETURNS},   {"longjmp@plt", CORE_CALLEE_NEVER_RETURNS},
       {"error@plt", CORE_CALLEE_EXITS_ON_STATUS}, {"usage", CORE_CALLEE_NEVER_RETURNS},
       {"twice", CORE_CALLEE_RETURNS},             {"main", CORE_CALLEE_RETURNS},
-      {"syscall@plt", CORE_CALLEE_SYSCALL},
+      {"syscall@plt", CORE_CALLEE_SYSCALL},       {"fork@plt", CORE_CALLEE_FORKS},
+      {"spawn", CORE_CALLEE_FORKS},
   };
   for (size_t v = 0; v < sizeof flags / sizeof *flags; v++) {
     char *bin = fmt("%s/callees-%zu", tmpdir, v), *stripped = fmt("%s.stripped", bin);
