@@ -2322,6 +2322,46 @@ def test_debian_oracle(ctx, name, argv, stdin):
     return [(tname, probs[:8])]
 
 
+# Flow conservation under arcs on the commands that cannot be oracles (see
+# DEBIAN_ORACLE): nothing to compare the counts with, but every block's in-flow
+# must equal its out-flow, over all the process images.
+DEBIAN_FLOW = ['grep', 'find', 'diff', 'perl', 'bash', 'python3']
+
+
+def test_debian_flow(ctx, name, argv, stdin):
+    """debian/flow/NAME: under -c dump_arcs.lua, output and status as
+    natively and flow conserved at every block of the executable's functions
+    (flow_problems).  bash (its command substitutions fork in make_child, a
+    function of its own) and python3 (~40 cold parts entered only past their
+    start) fail on the build before session 23."""
+    tname = 'debian/flow/' + name
+    argv = [fill(a, ctx.debian_inputs) for a in argv]
+    stdin = fill(stdin, ctx.debian_inputs) if stdin else None
+    exe = shutil.which(argv[0])
+    if not exe:
+        return [(tname, ['%s is not installed' % argv[0]])]
+    outdir = ctx.scratch(tname.replace('/', '-'))
+    nst, nout, nerr, _ = run_proc(argv, stdin)
+    cmd = [ctx.lp, 'run', '-c', DUMP_ARCS, '-o', outdir, '--'] + argv
+    lst, lout, lerr, timed_out = run_proc(cmd, stdin, timeout=RUN_TIMEOUT)
+    probs = []
+    if timed_out:
+        probs.append('timed out')
+    if (nst, nout, nerr) != (lst, lout, non_lp_stderr(lerr)):
+        probs.append('output or status differs from the native run: %s' % first_diff(nout + nerr, lout + non_lp_stderr(lerr)))
+    if not probs:
+        try:
+            funcs = exe_functions(load_dump(outdir), os.path.realpath(exe))
+            probs += flow_problems(funcs, 'arcs')
+            if sum(1 for f in funcs if f.get('edges')) < 10:
+                probs.append('fewer than 10 functions with edges')
+        except (OSError, ValueError) as e:
+            probs.append('dump.json: %s' % e)
+    if probs:
+        probs[0] += '  [repro: %s]' % ' '.join(cmd)
+    return [(tname, probs[:8])]
+
+
 # Run again with libc itself instrumented (--include 'libc*'): its hand-written
 # assembly branches into other functions' first bytes and shares code.  Not
 # xargs: its 600 process images would each leave a ~0.75 MB file (libc's 3000
@@ -2633,6 +2673,8 @@ def main():
             jobs.append(('debian/' + name, lambda n=name, a=argv, i=stdin: test_debian(ctx, n, a, i)))
             if name in DEBIAN_ORACLE:
                 jobs.append(('debian/oracle/' + name, lambda n=name, a=argv, i=stdin: test_debian_oracle(ctx, n, a, i)))
+            if name in DEBIAN_FLOW:
+                jobs.append(('debian/flow/' + name, lambda n=name, a=argv, i=stdin: test_debian_flow(ctx, n, a, i)))
             if name in DEBIAN_WITH_LIBC:
                 jobs.append(('debian/libc/' + name,
                              lambda n=name, a=argv, i=stdin: test_debian(ctx, n, a, i, True)))
