@@ -2307,12 +2307,17 @@ DEBIAN_ORACLE = ['ls', 'sed', 'sort', 'gzip', 'gunzip', 'tar', 'awk', 'md5sum', 
                  'factor', 'tac', 'nl', 'pr', 'fmt', 'cut', 'tr', 'base64', 'tail', 'expr', 'seq', 'csplit']
 
 
+def debian_command(ctx, argv, stdin):
+    """ARGV and STDIN of a line of DEBIAN_COMMANDS with its inputs filled in,
+    and the path of its executable (None when it is not installed)."""
+    argv = [fill(a, ctx.debian_inputs) for a in argv]
+    return argv, fill(stdin, ctx.debian_inputs) if stdin else None, shutil.which(argv[0])
+
+
 def test_debian_oracle(ctx, name, argv, stdin):
     """debian/oracle/NAME: oracle_problems on a command of DEBIAN_COMMANDS."""
     tname = 'debian/oracle/' + name
-    argv = [fill(a, ctx.debian_inputs) for a in argv]
-    stdin = fill(stdin, ctx.debian_inputs) if stdin else None
-    exe = shutil.which(argv[0])
+    argv, stdin, exe = debian_command(ctx, argv, stdin)
     if not exe:
         return [(tname, ['%s is not installed' % argv[0]])]
     r = oracle_problems(ctx.lp, [os.path.realpath(exe)] + argv[1:], stdin, None, ctx.scratch(tname), RUN_TIMEOUT)
@@ -2335,9 +2340,7 @@ def test_debian_flow(ctx, name, argv, stdin):
     function of its own) and python3 (~40 cold parts entered only past their
     start) fail on the build before session 23."""
     tname = 'debian/flow/' + name
-    argv = [fill(a, ctx.debian_inputs) for a in argv]
-    stdin = fill(stdin, ctx.debian_inputs) if stdin else None
-    exe = shutil.which(argv[0])
+    argv, stdin, exe = debian_command(ctx, argv, stdin)
     if not exe:
         return [(tname, ['%s is not installed' % argv[0]])]
     outdir = ctx.scratch(tname.replace('/', '-'))
@@ -2404,9 +2407,8 @@ def test_debian(ctx, name, argv, stdin, libc=False):
     run in copies (the few it refuses, e.g. for overlapping instructions,
     may stay native)."""
     tname = 'debian/' + ('libc/' if libc else '') + name
-    argv = [fill(a, ctx.debian_inputs) for a in argv]
-    stdin = fill(stdin, ctx.debian_inputs) if stdin else None
-    if not shutil.which(argv[0]):
+    argv, stdin, exe = debian_command(ctx, argv, stdin)
+    if not exe:
         return [(tname, ['%s is not installed' % argv[0]])]
     outdir = ctx.scratch(tname.replace('/', '-'))
     nst, nout, nerr, _ = run_proc(argv, stdin)
