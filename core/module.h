@@ -96,7 +96,8 @@ lp_status core_module_exports(const char *path, const char *const names[], uint6
  * in *avail how many follow in that segment; NULL when ADDR is in none. */
 const uint8_t *core_module_code(const core_module *module, uint64_t addr, size_t *avail);
 
-/* How a call to a function returns, known by the function's name. */
+/* How a call to a function returns, known by the function's name or, for a
+ * function of the module, by its code. */
 typedef enum core_callee {
   CORE_CALLEE_RETURNS,        /* once, as calls do */
   CORE_CALLEE_RETURNS_TWICE,  /* the code after the call may run again without the call
@@ -125,8 +126,10 @@ typedef struct core_callee_at {
  * that a program's own `err` is not taken for libc's) or a PLT stub that
  * jumps through its GOT slot.  A function of the module known by no such name
  * never returns when its code has no way back (no ret, indirect jmp or jump
- * out, and it ends in a call: coreutils' usage()); that is read once, the
- * first time it is asked, for functions up to 4 KB. */
+ * out, and it ends in a call: coreutils' usage()), and forks when its bytes
+ * hold a direct call of fork or vfork (in a module that calls one); that is
+ * read once, the first time it is asked (no way back: for functions up to
+ * 4 KB). */
 core_callee core_module_callee(const core_module *module, uint64_t addr);
 
 /* The function whose [addr, addr+size) contains ADDR, or NULL. */

@@ -975,19 +975,12 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
     ncuts = b.ncuts;
     if (b.cut) {
       open_off = ++attempts == MAX_CUT_ATTEMPTS;
-      free(b.work);
-      free(b.indirect);
-      free(b.ways);
-      free(b.recheck);
-      reloc_plan_free(p);
-      continue;
-    }
-    if (!b.shared && (b.shared = unsettled_table(&b)) && nunshared == MAX_UNSHARED) {
+    } else if (!b.shared && (b.shared = unsettled_table(&b)) && nunshared == MAX_UNSHARED) {
       lp_fail("the register holding the jump table at 0x%" PRIx64 " is written in a case", b.shared);
       goto out;
     }
-    if (b.shared) {
-      unshared[nunshared++] = b.shared;
+    if (b.shared) unshared[nunshared++] = b.shared;
+    if (b.shared || b.cut) { /* decoding starts again */
       free(b.work);
       free(b.indirect);
       free(b.ways);

@@ -432,7 +432,6 @@ static bool match_rel32_split(const x64_insn *jmp, x64_prev_insn prev, void *ctx
   return false;
 }
 
-/* gcc -O1..-O3, non-PIE: jmp qword [rX*8+T] */
 /* Nothing on the way back bounds the index of the absolute table T read at
  * LOAD (the callers bound it, gcc knows the default case unreachable,
  * CPython's Py_UNREACHABLE, or a check the walk does not understand): the
@@ -447,6 +446,7 @@ static bool guessed(uint64_t t, uint64_t load, x64_table_match *out) {
   return true;
 }
 
+/* gcc -O1..-O3, non-PIE: jmp qword [rX*8+T] */
 static bool match_abs64(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
   const x64_operand *m = &jmp->op[0];
   if (m->type != X64_OP_MEM || m->base != 0 || m->index == 0 || m->scale != 8 ||
