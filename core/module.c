@@ -4,8 +4,9 @@
  * per address with a size and the room up to the next function, a cold part
  * (gcc's NAME.cold) and its hot part linked; and the GOT slots of its PLT
  * stubs (.rela.plt JUMP_SLOTs) by symbol name; the functions, named or
- * through their stubs, a call to which returns twice (setjmp), never (exit),
- * or as its first argument says (error, syscall).  core_module_exports looks
+ * through their stubs, a call to which returns twice (setjmp, fork, and a
+ * function of the module that calls fork: a sweep of its bytes), never (exit,
+ * or by its code), or as its first argument says (error, syscall).  core_module_exports looks
  * up a few exported functions without any of that (libc's dlopen and dlsym). */
 #include "module.h"
 
