@@ -503,7 +503,8 @@ static lp_status publish_graph(core_session *s, process *p, pmodule *m, long i, 
                         slot,
                         (blocks[b].leaks ? SHM_BLOCK_LEAKS : 0) |
                             (blocks[b].cover == RELOC_COVER_DOMINATED ? SHM_BLOCK_DOMINATED : 0) |
-                            (blocks[b].entered ? SHM_BLOCK_ENTERED : 0),
+                            (blocks[b].entered ? SHM_BLOCK_ENTERED : 0) |
+                            (blocks[b].escapes ? SHM_BLOCK_ESCAPES : 0),
                         blocks[b].idom,
                         counted_side ? r.slot + (uint32_t)info->side_slot + sides++ : SHM_NONE};
   }

@@ -18,7 +18,7 @@
 
 enum { MAX_FIELDS = 8 };
 
-static const char *block_fields[] = {"address", "size", "instructions", "count", "side_entries", NULL};
+static const char *block_fields[] = {"address", "size", "instructions", "count", "side_entries", "escapes", NULL};
 static const char *edge_fields[] = {"from", "to", "kind", "branch", "target", "count", "measured", NULL};
 static const char *call_fields[] = {"site", "target", "callee", "count", NULL};
 
@@ -90,7 +90,13 @@ static void push_graph_column(lua_State *L, const lp_graph *g, const lp_graph_fn
       case 1: put_int(L, -2, 0, i, gb->size); break;
       case 2: put_int(L, -2, 0, i, gb->ninsns); break;
       case 3: put_known(L, -2, 0, i, gf->block_counts, (lua_Integer)gb->count); break;
-      default: put_known(L, -2, 0, i, gb->side, (lua_Integer)gb->side_entries); break;
+      case 4: put_known(L, -2, 0, i, gb->side, (lua_Integer)gb->side_entries); break;
+      default: {
+        uint64_t escapes = 0;
+        bool known = lp_graph_escapes(g, gf, b, &escapes);
+        put_known(L, -2, 0, i, known, (lua_Integer)escapes);
+        break;
+      }
       }
     }
   } else if (list == EDGES) {

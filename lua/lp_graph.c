@@ -180,7 +180,8 @@ static bool compute(lp_graph *g, const shm_counters *c, const shm_function *f, l
   for (uint32_t b = 0; !failed && b < nb; b++) {
     bool side = (blocks[b].flags & SHM_BLOCK_ENTERED) && blocks[b].side_slot != SHM_NONE;
     gb[b] = (lp_graph_block){blocks[b].addr, blocks[b].size, blocks[b].ninsns, have_blocks ? bc[b] : 0,
-                             side ? shm_fn_slot_value(c, f, blocks[b].side_slot) : 0, side};
+                             side ? shm_fn_slot_value(c, f, blocks[b].side_slot) : 0, side,
+                             (blocks[b].flags & SHM_BLOCK_ESCAPES) != 0};
   }
   const shm_edge *second = shm_retree_slot(c, f) != SHM_NONE ? shm_edges(c) + f->retree_edge : NULL;
   for (uint32_t e = 0; !failed && e < ne; e++) {
@@ -237,6 +238,16 @@ static bool compute(lp_graph *g, const shm_counters *c, const shm_function *f, l
   return true;
 }
 
+bool lp_graph_escapes(const lp_graph *g, const lp_graph_fn *gf, uint32_t b, uint64_t *n) {
+  const lp_graph_block *gb = &g->blocks[gf->first_block + b];
+  if (!gb->escapes || !gf->block_counts || !gf->edge_counts) return false;
+  uint64_t out = 0;
+  for (uint32_t e = 0; e < gf->nedges; e++)
+    if (g->edges[gf->first_edge + e].from == b) out += g->edges[gf->first_edge + e].count;
+  *n = gb->count > out ? gb->count - out : 0;
+  return true;
+}
+
 lp_graph *lp_graph_push(lua_State *L) {
   lp_graph *g = lua_newuserdatauv(L, sizeof *g, 2); /* user values: the functions' metatable, ids */
   memset(g, 0, sizeof *g);
@@ -285,6 +296,7 @@ static void add_up(lp_graph *g, lp_graph_fn *into, const lp_graph_fn *from) {
       const lp_graph_block *o = &g->blocks[from->first_block + b];
       a->side_entries += o->side_entries;
       a->side |= o->side;
+      a->escapes |= o->escapes;
     }
   if (into->edge_counts && from->edge_counts && into->nedges == from->nedges)
     for (uint32_t e = 0; e < into->nedges; e++)
@@ -327,14 +339,15 @@ bool lp_graph_merge(lp_graph *g, uint32_t id, const shm_counters *c, const shm_f
  * per function made tables, set with lua_rawset: lua_setfield hashes and
  * compares its key string every time. */
 enum graph_key { K_ADDRESS, K_SIZE, K_INSTRUCTIONS, K_COUNT, K_FROM, K_TO, K_KIND, K_BRANCH, K_TARGET,
-                 K_MEASURED, K_SITE, K_CALLEE, K_SIDE_ENTRIES, K_KINDS /* then the edge kinds, then "?" */ };
+                 K_MEASURED, K_SITE, K_CALLEE, K_SIDE_ENTRIES, K_ESCAPES,
+                 K_KINDS /* then the edge kinds, then "?" */ };
 #define NKINDS (sizeof edge_kinds / sizeof *edge_kinds)
 
 static void push_keys(lua_State *L) {
   luaL_checkstack(L, K_KINDS + (int)NKINDS + 1 + LUA_MINSTACK, "run table");
   static const char *names[K_KINDS] = {"address", "size",   "instructions", "count",    "from",  "to",
                                        "kind",    "branch", "target",       "measured", "site", "callee",
-                                       "side_entries"};
+                                       "side_entries", "escapes"};
   for (int k = 0; k < K_KINDS; k++) lua_pushstring(L, names[k]);
   for (size_t k = 0; k < NKINDS; k++) lua_pushstring(L, edge_kinds[k]);
   lua_pushliteral(L, "?");
@@ -368,6 +381,8 @@ static void push_blocks(lua_State *L, int keys, const lp_graph *g, const lp_grap
     set_int(L, keys, K_INSTRUCTIONS, gb->ninsns);
     if (gf->block_counts) set_int(L, keys, K_COUNT, (lua_Integer)gb->count);
     if (gb->side) set_int(L, keys, K_SIDE_ENTRIES, (lua_Integer)gb->side_entries);
+    uint64_t escapes;
+    if (lp_graph_escapes(g, gf, b, &escapes)) set_int(L, keys, K_ESCAPES, (lua_Integer)escapes);
     lua_rawseti(L, -2, b + 1);
   }
 }

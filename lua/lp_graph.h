@@ -18,6 +18,7 @@ typedef struct lp_graph_block {
   uint64_t count;     /* when the function's block_counts */
   uint64_t side_entries; /* when SIDE: how often it was entered from outside (part of count) */
   bool side;             /* a side entry whose entries were counted (arcs) */
+  bool escapes;          /* SHM_BLOCK_ESCAPES: how often, its count less its out-edges' */
 } lp_graph_block;
 
 typedef struct lp_graph_edge {
@@ -58,6 +59,10 @@ typedef struct lp_graph {
 /* The name of an edge kind (reloc_edge_kind) in the run table: "fall",
  * "taken", "jump", "table", "return", "escape"; "?" for another value. */
 const char *lp_graph_edge_kind(uint8_t kind);
+
+/* Whether block B (0-based) of GF escapes with counts known: then *N, how
+ * often its dispatch ran in the original (its count less its out-edges'). */
+bool lp_graph_escapes(const lp_graph *g, const lp_graph_fn *gf, uint32_t b, uint64_t *n);
 
 /* Pushes a new, empty set of graphs: a userdata that frees its arrays when
  * collected. */

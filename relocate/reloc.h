@@ -134,8 +134,11 @@ typedef struct reloc_block {
   uint64_t addr;       /* original run-time address of its first instruction */
   uint32_t size;       /* bytes in the original */
   uint32_t ninsns;
-  bool leaks;          /* ends in a call and falls through: a virtual edge to
-                          EXIT carries the calls that never return (reloc_flow.h) */
+  bool leaks;          /* ends in a call and falls through, or escapes: a virtual edge to
+                          EXIT carries the calls that never return (reloc_flow.h), the
+                          dispatches that ran in the original */
+  bool escapes;        /* ends in a guarded table's dispatch, whose indexes past the
+                          entries the copy kept go to the original (x64_jumptable.h) */
   bool entered;        /* entered by no edge: a C++ landing pad (the unwinder), where the
                           function's other part jumps back, or after a call that returns
                           twice (RELOC_CALLEE_RETURNS_TWICE; its fall edge counts the first

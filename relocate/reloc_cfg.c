@@ -156,6 +156,15 @@ static bool block_leaks(const reloc_plan *p, size_t b) {
   return reloc_flow_leaks(p->edges + bd->first_edge, bd->nout, (uint32_t)b, call);
 }
 
+/* Block B ends in the dispatch of a guarded table, whose indexes past the
+ * copy's entries escape to the original (reloc_table.guard) by no edge of
+ * the graph: it leaks as a call does. */
+static bool block_escapes(const reloc_plan *p, size_t b) {
+  const reloc_bdata *bd = &p->bdata[b];
+  const reloc_insn *last = &p->insns[p->order[bd->first + bd->count - 1]];
+  return last->table_jmp >= 0 && p->tables[last->table_jmp].guard;
+}
+
 /* The blocks that end in a call returning twice (reloc_insn.twice), and the
  * blocks their fall edges enter: entered from outside as well. */
 static void mark_returns_twice(reloc_plan *p) {
@@ -215,7 +224,10 @@ lp_status reloc_build_cfg(reloc_plan *p) {
       p->bdata[l.v[e].to].npreds++;
       p->bdata[l.v[e].to].pred = e;
     }
-  for (size_t k = 0; k < nb; k++) p->blocks[k].leaks = block_leaks(p, k);
+  for (size_t k = 0; k < nb; k++) {
+    p->blocks[k].escapes = block_escapes(p, k);
+    p->blocks[k].leaks = p->blocks[k].escapes || block_leaks(p, k);
+  }
   mark_returns_twice(p);
   for (size_t t = 0; t < p->ntables; t++) p->tables[t].block = -1;
   for (size_t i = 0; i < p->n; i++) {

@@ -312,7 +312,9 @@ static bool read_only(const reloc_function_desc *fn, uint64_t addr, uint64_t siz
  * 128), and it must be read-only, or the entries read now may not be those
  * the program jumps through.  An open table (x64_table_match.open) keeps all
  * its entries: those past the read-only bytes, or that are no code, send to
- * the first entry's target (no index reaches them). */
+ * the first entry's target (no index reaches them).  A guarded one ends
+ * before the first entry that is not read-only or no code: the copy's guard
+ * sends the indexes from there on to the original. */
 static bool read_table(const builder *b, x64_table_match *m, uint64_t *targets) {
   size_t esize = m->kind == X64_TABLE_REL32 ? 4 : 8;
   for (size_t k = 0; k < m->nentries; k++) {
@@ -320,6 +322,10 @@ static bool read_table(const builder *b, x64_table_match *m, uint64_t *targets) 
     if (m->open && k > 0 && !read_only(b->fn, at, esize)) { /* past the table's end, where no index */
       targets[k] = targets[0];                              /* reaches: the rest of the segment */
       continue;
+    }
+    if (m->guarded && !read_only(b->fn, at, esize)) { /* the copy's guard sends the rest home */
+      m->nentries = k;
+      break;
     }
     if (!read_le(b->fn, at, esize, &e)) return false;
     targets[k] = m->kind == X64_TABLE_REL32 ? m->table + (uint64_t)(int64_t)(int32_t)e : e + b->fn->bias;
@@ -644,7 +650,7 @@ static bool of_functions(const builder *b, uint64_t table) {
 }
 
 
-/* {=== open tables (x64_table_match.open) ===
+/* {=== open and guarded tables (x64_table_match.open, .guarded) ===
  * A table of offsets that only its byte index bounds keeps all 256 entries,
  * each sending where the original's sends, so that no index leaves the copy's
  * table whatever gcc laid out.  Its entries are decoded last, one at a time
@@ -655,7 +661,10 @@ static bool of_functions(const builder *b, uint64_t table) {
  * never jumped through; a real case cut so would run in the original, not
  * counted, with no note).  After MAX_CUT_ATTEMPTS none is decoded, and the
  * plan says it leaves to the original.  An indirect jmp not understood met on
- * the way leaves the copy as elsewhere (real code has them: gnulib's regex). */
+ * the way leaves the copy as elsewhere.  A guarded table (x64_table_match.
+ * guarded: nothing bounds its index at all) is decoded the same way, and the
+ * cut ends it: the copy's table holds the entries before it, and the guard
+ * sends the indexes from there on to the original load (reloc_layout.c). */
 
 static void open_table(builder *b, size_t t) {
   for (size_t o = 0; o < b->nopen; o++)
@@ -742,6 +751,14 @@ static lp_status resolve_tables(builder *b, bool *more) {
     if (m.guessed && g == b->nguessed) b->guessed[b->nguessed++] = m.table;
     size_t t = 0;
     while (t < p->ntables && !(p->tables[t].table == m.table && p->tables[t].kind == m.kind)) t++;
+    if (m.guarded) /* the entries an earlier attempt decoded, up to the first that was no code */
+      for (size_t k = 0; k < b->ncuts; k++)
+        if (b->cuts[k].table == m.table && b->cuts[k].limit < m.nentries) m.nentries = b->cuts[k].limit;
+    if (m.guarded && (t < p->ntables || m.nentries == 0)) { /* one dispatch per guard's escape */
+      free(targets);
+      b->leaves_to_original = true;
+      continue;
+    }
     bool own_copy = false; /* a second dispatch through one table, under arcs */
     if (t < p->ntables && p->probes.arcs) {
       /* The stubs that count one dispatch's arcs need table entries of their
@@ -768,7 +785,8 @@ static lp_status resolve_tables(builder *b, bool *more) {
       }
       p->tables = nt;
       p->tables[p->ntables] = (reloc_table){m.kind, m.table, m.nentries, targets, -1, m.base_reg,
-                                            own_copy ? (int32_t)t : -1};
+                                            own_copy ? (int32_t)t : -1, m.guarded ? m.load : 0,
+                                            m.guarded ? m.ref : 0, m.guard_reg, m.guard_unit};
       t = p->ntables++;
     } else if (m.nentries > p->tables[t].nentries) { /* same table, wider bound */
       free(p->tables[t].targets);
@@ -784,13 +802,14 @@ static lp_status resolve_tables(builder *b, bool *more) {
       p->insns[p->at[m.ref - p->lo] - 1].table_ref = (int32_t)t; /* m.ref(2) were decoded */
       if (m.ref2) p->insns[p->at[m.ref2 - p->lo] - 1].table_ref = (int32_t)t;
     }
+    if (m.guarded) p->insns[p->at[m.load - p->lo] - 1].table_load = (int32_t)t;
     p->insns[i].table_jmp = (int32_t)t;
     if (b->branched) {
       if (!grow((void **)&b->recheck, &b->caprecheck, b->nrecheck + 1, sizeof *b->recheck))
         return lp_fail("out of memory");
       b->recheck[b->nrecheck++] = i;
     }
-    if (m.open) {
+    if (m.open || m.guarded) {
       open_table(b, t);
       continue;
     }
@@ -1173,6 +1192,7 @@ void reloc_plan_rebase(reloc_plan *p, int64_t delta) {
   for (size_t t = 0; t < p->ntables; t++) {
     p->tables[t].table += d;
     for (size_t k = 0; k < p->tables[t].nentries; k++) p->tables[t].targets[k] += d;
+    if (p->tables[t].guard) p->tables[t].guard += d, p->tables[t].guard_ref += d;
   }
   for (size_t b = 0; b < p->nblocks; b++) p->blocks[b].addr += d;
   for (size_t e = 0; e < p->nedges; e++) {

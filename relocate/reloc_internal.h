@@ -26,6 +26,12 @@ typedef struct reloc_table {
                         (computed gotos in PIC code), checked again once all is decoded; 0 */
   int32_t first;     /* under arcs, a copy of tables[first] for another dispatch of the
                         same original table (its entries send to its own stubs); -1 */
+  uint64_t guard;    /* guarded (x64_table_match.guarded): the original load of the one
+                        dispatch through it, which indexes past nentries escape to (its
+                        base register given back the original table by the lea at
+                        guard_ref); 0 otherwise */
+  uint64_t guard_ref;
+  uint8_t guard_reg, guard_unit; /* compared before the load: x64_table_match's */
 } reloc_table;
 
 typedef struct reloc_insn {
@@ -37,8 +43,9 @@ typedef struct reloc_insn {
   bool twice;        /* a call to a function that returns twice (RELOC_CALLEE_RETURNS_TWICE) */
   int32_t table_ref; /* the table whose address this insn's disp32 carries, or -1 */
   int32_t table_jmp; /* an indirect jmp: the table it dispatches through, or -1 */
-  int32_t table_load; /* `mov rJ, [rB+rX*8]` reading this table, rB holding tables[first]'s
-                         copy: written with the distance between the two, or -1 */
+  int32_t table_load; /* the load of an entry of this table, or -1: `mov rJ, [rB+rX*8]`, rB
+                         holding tables[first]'s copy (written with the distance between
+                         the two), or a guarded table's `movsxd` (its index compared first) */
   uint32_t block;    /* the block holding it */
   bool leader;       /* first of its block */
   bool entered;      /* entered by no branch of the function: a landing pad of its LSDA (the

@@ -12,7 +12,9 @@
  * by a jmp back to the original); then the
  * stubs of the counted edges that need one (probe; jmp target), those of
  * the side entries into blocks their own edges enter too (counter; jmp
- * block), then the rewritten jump tables.  A block the compiler aligned is
+ * block), the escapes of the guarded tables' dispatches (the index past
+ * the copy's table: the original table's lea, then the original load), then
+ * the rewritten jump tables.  A block the compiler aligned is
  * aligned again, and jumps to labels are short where they reach
  * (x64_writer.h, relaxation): the copy keeps the shape of the code it stands
  * for, whose rel32 forms and lost alignment cost a dispatch loop 17 %
@@ -26,13 +28,15 @@
 #include "reloc_internal.h"
 #include "x64_relocator.h"
 
-/* Labels: one per block start, the copy's top, the tables, the edge stubs. */
+/* Labels: one per block start, the copy's top, the tables, the edge stubs,
+ * the guarded tables' escapes. */
 #define L_BLOCK(b) ((size_t)(b))
 #define L_TOP(p) ((p)->nblocks)
 #define L_TABLE(p, t) ((p)->nblocks + 1 + (t))
 #define L_STUB(p, e) ((p)->nblocks + 1 + (p)->ntables + (e))
+#define L_ESCAPE(p, t) ((p)->nblocks + 1 + (p)->ntables + (p)->nedges + (t))
 
-size_t reloc_layout_labels(const reloc_plan *p) { return p->nblocks + 1 + p->ntables + p->nedges; }
+size_t reloc_layout_labels(const reloc_plan *p) { return p->nblocks + 1 + 2 * p->ntables + p->nedges; }
 
 typedef struct probe {
   size_t slot;
@@ -201,7 +205,11 @@ static void write_insn(layout_ctx *c, size_t i, bool last) {
     x64_relocate_table_ref(c->w, in, L_TABLE(p, (size_t)ri->table_ref));
     return;
   }
-  if (ri->table_load >= 0) { /* its own copy of the table the base register holds */
+  const reloc_table *guarded = ri->table_load >= 0 && p->tables[ri->table_load].guard ? &p->tables[ri->table_load] : NULL;
+  if (guarded) /* indexes past the copy's table go home */
+    x64_put_bound_check(c->w, guarded->guard_reg, (uint32_t)(guarded->nentries * guarded->guard_unit),
+                        L_ESCAPE(p, (size_t)ri->table_load));
+  else if (ri->table_load >= 0) { /* its own copy of the table the base register holds */
     const reloc_table *tb = &p->tables[ri->table_load];
     x64_relocate_table_load(c->w, in, L_TABLE(p, (size_t)ri->table_load), L_TABLE(p, (size_t)tb->first));
     return;
@@ -402,6 +410,14 @@ lp_status reloc_layout(const reloc_plan *p, x64_writer *w, int64_t *copy_off, in
     queue(&c, p->side_slot + p->bdata[b].side, false, p->bdata[b].live_in != 0);
     flush(&c);
     x64_put_jmp_label(w, L_BLOCK(b));
+  }
+  for (size_t t = 0; t < p->ntables; t++) { /* guards' escapes: the base register holds the */
+    const reloc_table *tb = &p->tables[t];  /* original table again, the original loads */
+    if (!tb->guard) continue;
+    origin(&c, tb->guard);
+    x64_put_label(w, L_ESCAPE(p, t));
+    x64_relocate_insn(w, &p->insns[reloc_insn_at(p, tb->guard_ref)].x, &(x64_targets){block_label, redirect, &c});
+    x64_put_jmp_rel32_address(w, tb->guard);
   }
   write_tables(&c);
   if (nsaved) *nsaved = c.nsaved;

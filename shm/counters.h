@@ -111,12 +111,15 @@ typedef struct shm_function {
 } shm_function;
 
 enum shm_block_flag {
-  SHM_BLOCK_LEAKS = 1u << 0,     /* ends in a call that may not return: its virtual
-                                    edge to EXIT is on the spanning tree (reloc_block.leaks) */
+  SHM_BLOCK_LEAKS = 1u << 0,     /* ends in a call that may not return, or escapes: its
+                                    virtual edge to EXIT is on the spanning tree
+                                    (reloc_block.leaks) */
   SHM_BLOCK_DOMINATED = 1u << 1, /* block probes "cover" and no probe of its own: it ran
                                     when a block it dominates ran (relocate/reloc_cover.c) */
   SHM_BLOCK_ENTERED = 1u << 2,   /* a side entry, entered by no edge: a landing pad (the
                                     unwinder), or where the function's other part jumps back */
+  SHM_BLOCK_ESCAPES = 1u << 3,   /* ends in a guarded table's dispatch: its runs beyond its
+                                    out-edges' went to the original (reloc_block.escapes) */
 };
 
 typedef struct shm_block {

@@ -458,6 +458,39 @@ def test_procs_arcs(ctx, mode):
     return [(name, probs)]
 
 
+def test_guard_escape(ctx):
+    """tables/guard_escape: tests/real/guard_escape.S, a table of offsets
+    that nothing bounds, whose entry 2 jumps into the middle of an instruction
+    of case 0: its entries are decoded up to that one, and the copy's guard
+    sends index 2 to the original load.  Under -c dump_arcs.lua: output as
+    natively; dispatch's dispatch block 300 times, its table edges 100 and
+    100, its `escapes` 100 (index 2, run in the original); flow conserved
+    at every block; no note.  Before session 24 the dispatch left the copy
+    (no table edges, "measured only up to an indirect jump")."""
+    name = 'tables/guard_escape'
+    binary, err = build(ctx, 'guard_escape', ['guard_escape_main.c', 'guard_escape.S'], ['-O2', '-Wall'])
+    if err:
+        return [(name, [err])]
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    cmd = [ctx.lp, 'run', '-c', rt.DUMP_ARCS, '-o', outdir, '--', binary]
+    probs = same_as_native(run_in([binary]), run_in(cmd))
+    try:
+        funcs = rt.exe_functions(rt.load_dump(outdir), binary)
+        probs += rt.flow_problems(funcs, 'arcs')
+        f = {g['name']: g for g in funcs}.get('dispatch', {})
+        blocks = f.get('blocks') or [{}]
+        tables = sorted(e.get('count') for e in f.get('edges') or [] if e['from'] == 1 and e['kind'] == 'table')
+        got = (f.get('state'), f.get('note'), blocks[0].get('count'), tables, blocks[0].get('escapes'))
+        if got != ('relocated', '', 300, [100, 100], 100):
+            probs.append('dispatch: state, note, count, table edges, escapes %s, want %s' %
+                         (got, ('relocated', '', 300, [100, 100], 100)))
+    except (OSError, ValueError) as e:
+        probs.append('dump.json: %s' % e)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs)]
+
+
 def test_procs(ctx, mode):
     """fork / a function that forks / vfork+exec / clone(SIGCHLD) / posix_spawn / exec of itself:
     one counters file per process image with that image's counts only;
@@ -2456,6 +2489,7 @@ def jobs(ctx):
         j.append(('cold/side_only' + ('-stripped' if stripped else ''),
                   lambda st=stripped: test_cold_side(ctx, st)))
     j.append(('cold/catch_loop/blocks', lambda: test_catch_loop(ctx)))
+    j.append(('tables/guard_escape', lambda: test_guard_escape(ctx)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))
     for t in (1, 2):
         j.append(('arcs/retree/%dthreads' % t, lambda t=t: test_retree(ctx, t)))

@@ -977,7 +977,7 @@ DUMP_ARCS_ONLY = os.path.join(TEST_COLLECTORS, 'dump_arcs_only.lua')  # arcs=tru
 # (never ends), and the programs that need arguments (maps_check, marker).
 PROBE_PROGRAMS = ['fib', 'jumptable', 'switchloop', 'bytetable', 'cgoto', 'tailcall', 'funcptr', 'qsort_cb', 'longjmp', 'segv',
                   'many', 'sigusr1', 'echo_stdin', 'tiny', 'exit_status', 'abort', 'branches',
-                  'noreturn_callee', 'opentable']
+                  'noreturn_callee', 'opentable', 'guardtable']
 
 # Levels a program of PROBE_PROGRAMS is not compared at: at -O0 gcc sends
 # every computed goto of cgoto to one shared `jmp *%rax` by a jmp, so the
@@ -1303,8 +1303,10 @@ def flow_problems(funcs, what):
     count == out-edges, except that a block ending in a call may have less
     out-flow than its count: a call that does not return (exit, a longjmp
     out of the callee, _start's call of __libc_start_main) leaves the block
-    without an edge.  Call sites come from the calls probe.  A function whose
-    counts the solver could not derive (flow_error) fails."""
+    without an edge.  Call sites come from the calls probe.  A block ending
+    in a guarded table's dispatch has its `escapes` (the indexes past the
+    entries the copy kept, sent to the original) as out-flow too.  A function
+    whose counts the solver could not derive (flow_error) fails."""
     probs = []
     for f in funcs:
         blocks, edges = f.get('blocks'), f.get('edges')
@@ -1321,6 +1323,7 @@ def flow_problems(funcs, what):
         inn[1] = f['count']
         for i, b in enumerate(blocks, 1):
             inn[i] += b.get('side_entries', 0)
+            out[i] += b.get('escapes', 0)
         for e in edges:
             out[e['from']] += e['count']
             if e['to']:

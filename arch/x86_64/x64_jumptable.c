@@ -1,6 +1,8 @@
 /* x64_jumptable.c — backward pattern match of gcc's switch dispatch (see x64_jumptable.h). */
 #include "x64_jumptable.h"
 
+#include <string.h>
+
 #include "x64_zydis.h"
 
 #define SCAN_LIMIT 32    /* instructions walked back from the jmp */
@@ -348,6 +350,50 @@ static bool match_rel32(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_
   return false;
 }
 
+static bool address_size_prefix(const x64_insn *i) {
+  static const uint8_t legacy[] = {0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65, 0x66, 0x67, 0xf0, 0xf2, 0xf3};
+  for (unsigned k = 0; k < i->len && memchr(legacy, i->bytes[k], sizeof legacy); k++)
+    if (i->bytes[k] == 0x67) return true;
+  return false;
+}
+
+/* The match of a dispatch that nothing bounds (gcc knows its default case
+ * unreachable: gnulib's regex, its index a token type a callee wrote), read
+ * at LOAD through TREG, which `lea TREG, [rip+T]` sets on the straight line
+ * before (T is TABLE unless that is 0); when no instruction there writes TREG
+ * and HOIST, the lea is the caller's to find (base_reg).  The copy compares
+ * REG, the index times UNIT, with the entries it keeps times UNIT.  False
+ * when an instruction between LOAD and JMP reads the flags that compare
+ * changes (the add of the entry to T overwrites them), or when LOAD's
+ * address is 32 bits wide (its index is then REG's low half). */
+static bool guard_match(const x64_insn *jmp, const x64_insn *load, int reg, unsigned unit, int treg, uint64_t table,
+                        bool hoist, x64_prev_insn prev, void *ctx, x64_table_match *out) {
+  if (address_size_prefix(load)) return false;
+  const x64_insn *i = prev(ctx, jmp);
+  for (int steps = 0; i != load; steps++, i = prev(ctx, i))
+    if (!i || steps == SCAN_LIMIT || i->flags_read) return false;
+  *out = (x64_table_match){.kind = X64_TABLE_REL32, .nentries = MAX_ENTRIES, .implicit = true, .guarded = true,
+                           .load = load->addr, .guard_reg = (uint8_t)ZydisRegisterGetId(reg),
+                           .guard_unit = (uint8_t)unit};
+  i = prev(ctx, load);
+  for (int steps = 0; i && steps < SCAN_LIMIT; steps++, i = prev(ctx, i)) {
+    if (!x64_insn_may_write(i, treg)) continue;
+    if (!x64_insn_lea_rip(i, treg, &out->table) || (table && out->table != table)) return false;
+    out->ref = i->addr;
+    return true;
+  }
+  out->base_reg = treg; /* lea T hoisted: the caller finds it */
+  return hoist;
+}
+
+/* guard_match for the -O0 form, whose second lea (REF2) names T too. */
+static bool split_guard_match(const x64_insn *jmp, const x64_insn *load, int reg, unsigned unit, int treg,
+                              uint64_t table, uint64_t ref2, x64_prev_insn prev, void *ctx, x64_table_match *out) {
+  if (!guard_match(jmp, load, reg, unit, treg, table, false, prev, ctx, out)) return false;
+  out->ref2 = ref2;
+  return true;
+}
+
 /* gcc -O0, PIC: T is loaded twice, the entry's offset is computed apart and the
  * entry sign-extended by cdqe:
  *   mov eax, [rbp+d]   (or a register)       ; the index, bound-checked before
@@ -359,9 +405,10 @@ static bool match_rel32(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_
  *   add rax, rdx
  *   jmp rax
  * (the two leas before the load in either order, and [rT+rX*4] accepted too).
- * Both leas name T: ref and ref2. */
-static bool match_rel32_split(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
-                              x64_table_match *out) {
+ * Both leas name T: ref and ref2.  GUARD: the same with no bound on the
+ * index (guard_match; at -O0 too gcc drops it when the default case is
+ * unreachable). */
+static bool split_form(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out, bool guard) {
   int jreg, other;
   const x64_insn *i = find_add(jmp, prev, ctx, &jreg, &other);
   if (!i) return false;
@@ -403,7 +450,9 @@ static bool match_rel32_split(const x64_insn *jmp, x64_prev_insn prev, void *ctx
   if (load->rip_relative || m->disp != 0 || !m->base || !m->index || m->base == m->index)
     return false;
   out->kind = X64_TABLE_REL32;
-  if (m->scale == 4) /* [rT + rX*4] */
+  if (m->scale == 4 && guard) /* [rT + rX*4] */
+    return split_guard_match(jmp, load, m->index, 1, m->base, table, out->ref2, prev, ctx, out);
+  if (m->scale == 4)
     return find_bound(load, m->index, m->base, prev, ctx, out) && out->table == table;
   if (m->scale != 1) return false;
 
@@ -425,6 +474,9 @@ static bool match_rel32_split(const x64_insn *jmp, x64_prev_insn prev, void *ctx
       continue;
     }
     if (b->base != 0 || b->index == 0 || b->scale != 4 || b->disp != 0) return false;
+    if (guard) /* w holds the index times 4 */
+      return split_guard_match(jmp, load, w, 4, w == m->base ? m->index : m->base, table, out->ref2, prev, ctx,
+                               out);
     if (treg) return find_bound(i, b->index, 0, prev, ctx, out);
     return find_bound(i, b->index, w == m->base ? m->index : m->base, prev, ctx, out) &&
            out->table == table;
@@ -505,6 +557,31 @@ static uint64_t table_named(const x64_insn *i, const x64_operand *m, x64_prev_in
   return 0;
 }
 
+/* gcc -O2, PIC, no bound on the index: lea rB,[rip+T] … movsxd rI,dword
+ * [rB+rX*4]; add rI,rB; jmp rI (every matcher before failed). */
+static bool match_rel32_guarded(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
+                                x64_table_match *out) {
+  int jreg, other;
+  const x64_insn *add = find_add(jmp, prev, ctx, &jreg, &other);
+  const x64_insn *load = add ? prev(ctx, add) : NULL;
+  if (!load || load->mnemonic != ZYDIS_MNEMONIC_MOVSXD || load->op[0].type != X64_OP_REG ||
+      (load->op[0].reg != jreg && load->op[0].reg != other) || load->op[1].type != X64_OP_MEM)
+    return false;
+  const x64_operand *m = &load->op[1];
+  int base = load->op[0].reg == jreg ? other : jreg;
+  if (m->base != base || m->index == 0 || m->index == base || m->scale != 4 || m->disp != 0 || m->size != 32)
+    return false;
+  return guard_match(jmp, load, m->index, 1, base, 0, true, prev, ctx, out);
+}
+
+static bool match_rel32_split(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
+  return split_form(jmp, prev, ctx, out, false);
+}
+
+static bool match_rel32_split_guarded(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
+  return split_form(jmp, prev, ctx, out, true);
+}
+
 bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx, uint64_t *table) {
   const x64_operand *t = &jmp->op[0];
   *table = 0;
@@ -531,7 +608,7 @@ bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx, ui
 bool x64_match_jump_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
                           x64_table_match *out) {
   static bool (*const matchers[])(const x64_insn *, x64_prev_insn, void *, x64_table_match *) = {
-      match_rel32, match_rel32_split, match_abs64, match_abs64_load};
+      match_rel32, match_rel32_split, match_abs64, match_abs64_load, match_rel32_guarded, match_rel32_split_guarded};
   if (jmp->flow != X64_FLOW_JMP_INDIRECT) return false;
   for (size_t k = 0; k < sizeof matchers / sizeof *matchers; k++) {
     *out = (x64_table_match){0};

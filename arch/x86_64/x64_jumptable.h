@@ -25,7 +25,11 @@
  * (ABS64) `mov rJ, qword [rB+rX*8]` with rB holding T is accepted too; a
  * REL32 table only a zero-extended byte bounds is `open` (gcc laid out fewer
  * than 256 entries); `jmp [T+rX*8]` that nothing bounds is read to the
- * table's end (`guessed`).
+ * table's end (`guessed`).  A REL32 dispatch that nothing bounds at all
+ * (gnulib's regex: an index loaded from the stack, the default case
+ * unreachable; -O2's and -O0's PIC forms) is `guarded`: the copy compares
+ * the index with the entries it kept and sends the others to the original
+ * load.
  * Reading the entries is the caller's business.
  *
  * x64_insn_may_write(i, reg): may I change REG (widened)?  A call clobbers
@@ -60,7 +64,7 @@ typedef struct x64_table_match {
                         when no lea of it is on the way back (table and ref 0): the
                         caller finds it in the whole function; 0 otherwise */
   uint64_t load;     /* ABS64: the instruction that reads the entry (`mov rJ, [rB+rX*8]`, or
-                        the jmp itself), 0 otherwise */
+                        the jmp itself); guarded: the load of the entry; 0 otherwise */
   bool implicit;     /* no compare bounds the index: nentries is what its width (movzx
                         from a byte: 256) or a mask (and eX, 2^k-1) allows; the caller
                         must check the entries */
@@ -75,6 +79,15 @@ typedef struct x64_table_match {
                         CPython's Py_UNREACHABLE): nentries is MAX_ENTRIES, the caller
                         reads the table to its end (its first entry outside the code) and
                         may find it read too far (entries past it that decode as no code) */
+  bool guarded;      /* REL32 and nothing bounds the index on the way back: nentries is
+                        MAX_ENTRIES, the caller reads the entries up to the first that is
+                        no code and decodes them in order as an open table's, and the copy
+                        puts `cmp guard_reg, n * guard_unit; jae` to the original load (its
+                        base register given back T by the lea at ref) before its own
+                        (x64_put_bound_check): any index, whatever gcc laid out */
+  uint8_t guard_reg; /* guarded: the register holding the index times guard_unit at the load,
+                        numbered as encoded (rax 0 .. r15 15) */
+  uint8_t guard_unit; /* 1 (`[rB+rX*4]`: rX) or 4 (-O0's `[rT+rO]`, rO the index times 4) */
 } x64_table_match;
 
 /* The instruction that falls through into CUR (ends at CUR's address and does

@@ -149,6 +149,19 @@ void x64_put_jcc_label(x64_writer *w, uint8_t cc, size_t label) {
   put_branch_label(w, jcc, sizeof jcc, (uint8_t)(/*jcc rel8=*/0x70 | (cc & 0x0f)), label);
 }
 
+void x64_put_bound_check(x64_writer *w, unsigned reg, uint32_t bound, size_t label) {
+  const uint8_t cmp[3] = {(uint8_t)(/*REX.W=*/0x48 | (reg >> 3)), bound < 128 ? 0x83 : 0x81,
+                          (uint8_t)(/*mod 11, /7=*/0xf8 | (reg & 7))};
+  x64_put_bytes(w, cmp, sizeof cmp);
+  if (bound < 128) {
+    x64_put_u8(w, (uint8_t)bound);
+  } else {
+    const uint8_t imm[4] = {(uint8_t)bound, (uint8_t)(bound >> 8), (uint8_t)(bound >> 16), (uint8_t)(bound >> 24)};
+    x64_put_bytes(w, imm, sizeof imm);
+  }
+  x64_put_jcc_label(w, /*jae=*/0x3, label);
+}
+
 void x64_put_jmp_rel32_address(x64_writer *w, uint64_t target) {
   x64_put_u8(w, /*jmp rel32=*/0xe9);
   put_rel32_address(w, target);

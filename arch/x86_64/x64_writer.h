@@ -83,6 +83,10 @@ void x64_put_jcc_label(x64_writer *w, uint8_t cc, size_t label);  /* 0F 8cc rel3
 void x64_put_jcc_rel32_address(x64_writer *w, uint8_t cc, uint64_t target);
 void x64_put_call_rel32_address(x64_writer *w, uint64_t target);  /* E8 rel32 */
 void x64_put_call_rel32_label(x64_writer *w, size_t label);
+/* cmp REG, BOUND (REX.W 83 /7 ib, or 81 /7 id from 128 on; REG numbered as
+ * encoded, rax 0 .. r15 15), then jae LABEL: a guarded jump table's index
+ * past the copy's entries leaves for LABEL (x64_jumptable.h). */
+void x64_put_bound_check(x64_writer *w, unsigned reg, uint32_t bound, size_t label);
 
 /* Counter probes (the shapes of DynamoRIO's drx_insert_counter_update):
  *   [lock] inc qword ptr [rip+disp32] naming COUNTER: (F0) 48 FF 05 disp32;

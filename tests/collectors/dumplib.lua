@@ -29,7 +29,7 @@ function dumplib.report(run)
     local o = { name = f.name, module = f.module, address = f.address, size = f.size,
                 count = f.count, state = f.state, note = f.note, binding = f.binding,
                 flow_error = f.flow_error }
-    o.blocks = copy_list(f.blocks, { "address", "size", "instructions", "count", "side_entries" })
+    o.blocks = copy_list(f.blocks, { "address", "size", "instructions", "count", "side_entries", "escapes" })
     o.edges = copy_list(f.edges, { "from", "to", "kind", "branch", "target", "count", "measured" })
     o.calls = copy_list(f.calls, { "site", "target", "callee", "count" })
     if prog and f.module == prog and lazyprobe.lines then

@@ -255,7 +255,7 @@ function ref.format_rows(format, ...)
 end
 
 local graph_fields = {
-  blocks = { "address", "size", "instructions", "count", "side_entries" },
+  blocks = { "address", "size", "instructions", "count", "side_entries", "escapes" },
   edges = { "from", "to", "kind", "branch", "target", "count", "measured" },
   calls = { "site", "target", "callee", "count" },
 }

@@ -96,6 +96,32 @@ static uint64_t follow(const reloc_plan *p, uint64_t lo, uint64_t hi, const uint
   return a;
 }
 
+/* At OFF, the copy of the load O of a guarded table's entry: `cmp r, n` on
+ * one register of its address (the index; -O0's index times 4), `jae` to an
+ * escape that gives the other an address outside the copy (the original
+ * table) and jumps to O itself, then O as is.  Returns the offset of that O
+ * (-1, the check failed). */
+static int64_t guarded_load(const char *name, const x64_insn *o, const uint8_t *out, uint64_t dest,
+                            size_t size, int64_t off) {
+  x64_insn cmp, jae, lea, jmp;
+  size_t at = (size_t)off;
+  bool ok = decode(out + at, size - at, dest + at, &cmp) && cmp.mnemonic == ZYDIS_MNEMONIC_CMP &&
+            cmp.op[0].type == X64_OP_REG && (cmp.op[0].reg == o->op[1].index || cmp.op[0].reg == o->op[1].base) &&
+            cmp.op[0].size == 64 &&
+            cmp.op[1].type == X64_OP_IMM && cmp.op[1].imm > 0 &&
+            decode(out + at + cmp.len, size - at - cmp.len, dest + at + cmp.len, &jae) &&
+            (jae.flow == X64_FLOW_JCC || jae.flow == X64_FLOW_JCC_SHORT) && jae.cc == 0x3 &&
+            jae.target >= dest && jae.target < dest + size;
+  ok = ok && decode(out + (jae.target - dest), size - (jae.target - dest), jae.target, &lea) &&
+       lea.mnemonic == ZYDIS_MNEMONIC_LEA && lea.rip_relative &&
+       lea.op[0].reg == (cmp.op[0].reg == o->op[1].index ? o->op[1].base : o->op[1].index) &&
+       (lea.rip_target < dest || lea.rip_target >= dest + size) &&
+       decode(out + (jae.target - dest) + lea.len, 5, jae.target + lea.len, &jmp) &&
+       jmp.flow == X64_FLOW_JMP && jmp.target == o->addr;
+  CHECK(ok, "load at 0x%" PRIx64 " has no guard to the original load", o->addr);
+  return ok ? off + cmp.len + jae.len : -1;
+}
+
 /* Decodes the copy at every original instruction's offset and compares. */
 static void oracle(const char *name, const fn_case *c, const reloc_plan *p, const uint8_t *out,
                    uint64_t dest, size_t copy_size) {
@@ -109,6 +135,11 @@ static void oracle(const char *name, const fn_case *c, const reloc_plan *p, cons
       CHECK(0, "oracle cannot decode at 0x%" PRIx64, a);
       continue;
     }
+    if (o.mnemonic != ZYDIS_MNEMONIC_CMP && n.mnemonic == ZYDIS_MNEMONIC_CMP && o.nops == 2 &&
+        o.op[1].type == X64_OP_MEM &&
+        ((off = guarded_load(name, &o, out, dest, copy_size, off)) < 0 ||
+         !decode(out + off, 15, dest + (uint64_t)off, &n)))
+      continue;
     uint64_t want = 0;
     if (o.flow == X64_FLOW_JMP || o.flow == X64_FLOW_JCC || o.flow == X64_FLOW_JCC_SHORT) {
       int64_t t = reloc_copy_offset(p, o.target);
@@ -2196,7 +2227,8 @@ static void test_table_bound_on_copy(void) {
 /* A table of offsets that only a mask bounds (Duff's device, `switch (len &
  * 3)`: Debian's perl's hashes): every entry up to the mask is read.  Not
  * when a ja tests a compare of a register not known to be the index: the
- * table may be shorter than the mask allows. */
+ * table may be shorter than the mask allows, and it is guarded instead (read
+ * up to the read-only bytes' end here: all four cases). */
 static void test_table_mask_bound(void) {
   enum { T = 0x30 };
   for (int other = 0; other <= 1; other++) {
@@ -2214,7 +2246,71 @@ static void test_table_mask_bound(void) {
     static const int cases[4] = {0x1c, 0x1f, 0x22, 0x25};
     /* a table no compare bounds is read in read-only memory */
     check_rel32_switch(other ? "jump table, a mask and a compare of another register" : "jump table, bound by a mask",
-                       code, sizeof code, T, cases, 4, !other, true);
+                       code, sizeof code, T, cases, 4, true, true);
+  }
+}
+
+/* A table of offsets that nothing bounds (gnulib's regex in Debian's csplit:
+ * `mov 0x80(%rsp), %r10d; lea T(%rip), %rcx; movslq (%rcx,%r10,4), %rax;
+ * add %rcx, %rax; jmp *%rax`, the default case unreachable): its entries are
+ * read up to the first that is no code, decoded in order up to the first
+ * that does not decode as code of the function, and the copy compares the
+ * index with the entries kept, the others escaping to the original load.
+ * Variants: 0, three entries, then bytes that are no code; 1, a fourth entry
+ * inside case 0's `mov al, 1`; 2, the read-only bytes end after two
+ * entries; 3, 0 under arcs; 4, the load's address 32 bits wide (0x67): not
+ * resolved. */
+static void test_table_guarded(void) {
+  enum { T = 0x20 };
+  static const char *const names[] = {"guarded jump table", "guarded jump table, an entry past its end inside an instruction",
+                                      "guarded jump table at the end of the read-only bytes",
+                                      "guarded jump table, arcs", "guarded jump table, a 32-bit address"};
+  for (int v = 0; v <= 4; v++) {
+    uint8_t in[T + 64];
+    size_t pre = v == 4; /* the 0x67 prefix moves what follows the load by one */
+    const uint8_t head[] = {
+        0x8b, 0x07,                                 /* 00: mov eax, [rdi] */
+        0x48, 0x8d, 0x15, (uint8_t)(T - 0x09), 0, 0, 0, /* 02: lea rdx, [rip+T] */
+    };
+    const uint8_t tail[] = {
+        0x48, 0x63, 0x04, 0x82,                     /* 09: [67] movsxd rax, dword [rdx+rax*4] */
+        0x48, 0x01, 0xd0, 0xff, 0xe0,               /* 0d: add rax, rdx; jmp rax */
+        0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3, 0xb0, 0x03, 0xc3, /* 12, 15, 18: cases */
+    };
+    memset(in, 0xcc, sizeof in); /* past the entries: offsets that land out of the code */
+    memcpy(in, head, sizeof head);
+    if (pre) in[sizeof head] = 0x67;
+    memcpy(in + sizeof head + pre, tail, sizeof tail);
+    int32_t entries[4] = {(int32_t)(0x12 + pre) - T, (int32_t)(0x15 + pre) - T, (int32_t)(0x18 + pre) - T,
+                          (int32_t)(0x13 + pre) - T};
+    memcpy(in + T, entries, (v == 1 ? 4 : 3) * sizeof *entries);
+    uint64_t ro[1][2] = {{SRC + T, SRC + T + (v == 2 ? 8 : 64)}};
+    readonly = (const uint64_t(*)[2])ro;
+    nreadonly = 1;
+    fn_case c = {names[v], in, sizeof in, T, 0, 0};
+    const char *name = c.name;
+    reloc_probes arcs = {.entry = true, .arcs = true};
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, v == 3 ? &arcs : NULL, DEST, NULL, 0, &info, &out);
+    bool resolved = v != 4;
+    int kept = v == 2 ? 2 : 3;
+    CHECK(p && info.njump_tables == (resolved ? 1u : 0u) && info.leaves_to_original == !resolved,
+          "%zu tables, leaves %d", info.njump_tables, info.leaves_to_original);
+    for (int k = 0; p && resolved && k < 3; k++)
+      CHECK((reloc_copy_offset(p, SRC + 0x12 + 3 * (uint64_t)k) >= 0) == (k < kept), "case %d %s decoded", k,
+            k < kept ? "was not" : "was");
+    CHECK(!p || reloc_copy_offset(p, SRC + 0x13) < 0, "the entry past the end was decoded");
+    x64_insn cmp;
+    int64_t at = p && resolved ? reloc_copy_offset(p, SRC + 0x09) : -1;
+    if (at >= 0)
+      CHECK(decode(out + at, info.copy_size - (size_t)at, DEST + (uint64_t)at, &cmp) &&
+                cmp.mnemonic == ZYDIS_MNEMONIC_CMP && cmp.op[1].imm == kept,
+            "the guard does not compare with %d", kept);
+    reloc_plan_free(p);
+    free(out);
+    readonly = NULL;
+    nreadonly = 0;
   }
 }
 
@@ -2690,6 +2786,32 @@ static void test_table_gcc_o0_pic(void) {
   v[0x26] = 0x66, v[0x27] = 0x90; /* 26: nop instead of cdqe: the entry is not sign-extended */
   table_case("jump table, entry not sign-extended", v, sizeof v, 0xa3, false, NULL, 0, false, NULL,
              0);
+
+  /* no bound (the default case unreachable: gcc drops the compare at -O0
+   * too): guarded, `cmp rdx, 4 * 5` on the index times 4 before the load.
+   * The image reaches the callees (a case decoded from a table's entry must
+   * call into it: reloc_function.c, plausible) */
+  static uint8_t g[0x1100];
+  memcpy(g, in, sizeof in);
+  memcpy(g + 0x0b, "\x66\x0f\x1f\x44\x00\x00", 6); /* 0b: nopw [rax+rax] for the cmp and the ja */
+  uint64_t ro[1][2] = {{SRC + 0x100, SRC + 0x114}};
+  readonly = (const uint64_t(*)[2])ro;
+  nreadonly = 1;
+  table_case("jump table, gcc -O0 PIC, guarded", g, sizeof g, 0xa3, true, refs, 2, false, cases, 5);
+  const char *name = "jump table, gcc -O0 PIC, guarded";
+  fn_case c = {name, g, sizeof g, 0xa3, 0, 0};
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+  int64_t at = p ? reloc_copy_offset(p, SRC + 0x23) : -1;
+  x64_insn cmp;
+  CHECK(at >= 0 && decode(out + at, info.copy_size - (size_t)at, DEST + (uint64_t)at, &cmp) &&
+            cmp.mnemonic == ZYDIS_MNEMONIC_CMP && cmp.op[0].reg == ZYDIS_REGISTER_RDX && cmp.op[1].imm == 4 * 5,
+        "the guard does not compare rdx with 20");
+  reloc_plan_free(p);
+  free(out);
+  readonly = NULL;
+  nreadonly = 0;
 }
 
 /* A table whose base is loaded twice: at the top, and again after a call in
@@ -2835,6 +2957,7 @@ int main(void) {
   test_table_mask_bound();
   test_table_guessed();
   test_table_open();
+  test_table_guarded();
   test_table_memory_through_lea();
   test_table_absolute();
   test_table_gcc_o2_nopie();

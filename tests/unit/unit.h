@@ -43,8 +43,8 @@ static inline int sh(const char *cmd) {
   return rc;
 }
 
-/* The edges off a spanning tree of the blocks and EXIT, the leak edges on
- * it: E + leaks - blocks when the entry counter measures the virtual edge
+/* The edges off a spanning tree of the blocks and EXIT, the leak edges (of
+ * calls that may not return, of guarded dispatches) on it: E + leaks - blocks when the entry counter measures the virtual edge
  * EXIT->entry (ENTRY_COUNTED), one more when nothing reaches EXIT (two
  * trees).  Otherwise the virtual edge is on the tree: one more, unless the
  * entry block leaks (its leak closes a cycle with it). */
@@ -58,7 +58,9 @@ static inline size_t tree_counted(const reloc_plan *p, const reloc_info *info, b
     bool call = false;
     for (size_t k = 0; k < info->ncalls; k++)
       call |= calls[k].site >= blocks[b].addr && calls[k].site < blocks[b].addr + blocks[b].size;
-    bool leak = reloc_flow_leaks(edges, info->nedges, (uint32_t)b, call);
+    bool table = false; /* a dispatch: it leaks when its table is guarded (the plan says) */
+    for (size_t e = 0; e < info->nedges; e++) table |= edges[e].from == b && edges[e].kind == RELOC_EDGE_TABLE;
+    bool leak = reloc_flow_leaks(edges, info->nedges, (uint32_t)b, call) || (table && blocks[b].leaks);
     leaks += leak;
     entry_leaks |= leak && b == 0;
   }
