@@ -57,6 +57,9 @@ typedef struct builder {
   size_t *indirect;       /* indices of indirect jmps */
   size_t nindirect, capindirect, examined;
   bool leaves_to_original;
+  bool frameless_tail;      /* no call frame information, and an indirect jmp that reads no
+                               table: a tail call if no instruction decoded moves rsp (but
+                               a ret) */
   const uint64_t *unshared; /* tables left unresolved: arcs met a second dispatch through them,
                                their base register does not hold them where a dispatch reads
                                it (unsettled_table), or guessed ones whose entries did not
@@ -731,12 +734,15 @@ static lp_status resolve_tables(builder *b, bool *more) {
     if (!matched) {
       /* jmp [rip+x]: a tail call through the GOT or a pointer, not a way back in;
        * nor is a jump through a pointer once the frame is gone, or through a
-       * table of pointers to functions (perl's PL_check) */
+       * table of pointers to functions (perl's PL_check); without call frame
+       * information, in a function that never moves rsp (the C runtime's
+       * deregister_tm_clones: `jmp *%rax` to _ITM_deregisterTMCloneTable) */
       uint64_t table;
       bool reads = x64_jump_reads_table(jmp, prev_insn, p, &table);
       bool tail = (jmp->rip_relative && jmp->op[0].type == X64_OP_MEM && jmp->op[0].index == 0) ||
                   (b->fn->cfi && (!reads || of_functions(b, table)) && reloc_cfi_returns_from(b->fn->cfi, jmp->addr));
-      if (!tail) b->leaves_to_original = true;
+      if (!tail && !b->fn->cfi && !reads) b->frameless_tail = true; /* once all is decoded */
+      else if (!tail) b->leaves_to_original = true;
       continue;
     }
     uint64_t *targets = malloc(m.nentries * sizeof *targets);
@@ -1007,6 +1013,8 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
       reloc_plan_free(p);
     }
   } while (b.shared || b.cut);
+  for (size_t i = 0; b.frameless_tail && !b.leaves_to_original && i < p->n; i++) /* a ret ends its path */
+    b.leaves_to_original = p->insns[i].x.flow != X64_FLOW_RET && x64_insn_may_move_stack(&p->insns[i].x);
   name_copies_of_tables(p);
   if (sort_insns(p) != LP_OK) goto out;
   p->entry_index = (size_t)p->at[fn->entry - p->lo] - 1;

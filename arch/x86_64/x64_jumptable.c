@@ -68,6 +68,8 @@ bool x64_insn_may_write(const x64_insn *i, int reg) {
   return may_write(&e, reg);
 }
 
+bool x64_insn_may_move_stack(const x64_insn *i) { return x64_insn_may_write(i, ZYDIS_REGISTER_RSP); }
+
 bool x64_insn_lea_rip(const x64_insn *i, int reg, uint64_t *target) {
   if (i->mnemonic != ZYDIS_MNEMONIC_LEA || !i->rip_relative || !is_reg(&i->op[0], reg) || i->op[0].size != 64)
     return false;
@@ -542,6 +544,17 @@ static bool match_abs64_load(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
   return false;
 }
 
+static bool is_cmov(const x64_insn *i) {
+  switch (i->mnemonic) {
+  case ZYDIS_MNEMONIC_CMOVO: case ZYDIS_MNEMONIC_CMOVNO: case ZYDIS_MNEMONIC_CMOVB: case ZYDIS_MNEMONIC_CMOVNB:
+  case ZYDIS_MNEMONIC_CMOVZ: case ZYDIS_MNEMONIC_CMOVNZ: case ZYDIS_MNEMONIC_CMOVBE: case ZYDIS_MNEMONIC_CMOVNBE:
+  case ZYDIS_MNEMONIC_CMOVS: case ZYDIS_MNEMONIC_CMOVNS: case ZYDIS_MNEMONIC_CMOVP: case ZYDIS_MNEMONIC_CMOVNP:
+  case ZYDIS_MNEMONIC_CMOVL: case ZYDIS_MNEMONIC_CMOVNL: case ZYDIS_MNEMONIC_CMOVLE: case ZYDIS_MNEMONIC_CMOVNLE:
+    return true;
+  default: return false;
+  }
+}
+
 /* An operand that reads an entry of a table of 4- or 8-byte entries. */
 static bool indexes_entries(const x64_operand *m) { return m->index != 0 && m->scale >= 4; }
 
@@ -594,6 +607,8 @@ bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx, ui
   for (int steps = 0; i && steps < SCAN_LIMIT; steps++, i = prev(ctx, i)) {
     if (!x64_insn_may_write(i, t->reg)) continue;
     const x64_operand *a = &i->op[0], *b = &i->op[1];
+    if (is_cmov(i) && is_reg(a, t->reg) && b->type == X64_OP_REG)
+      continue; /* another register's value, or what it held before: that decides */
     if (i->mnemonic == ZYDIS_MNEMONIC_ADD && is_reg(a, t->reg) && b->type == X64_OP_REG) return true;
     if ((i->mnemonic == ZYDIS_MNEMONIC_MOV || i->mnemonic == ZYDIS_MNEMONIC_MOVSXD) && is_reg(a, t->reg) &&
         b->type == X64_OP_MEM) {

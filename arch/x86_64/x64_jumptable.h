@@ -106,12 +106,15 @@ bool x64_match_jump_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
  * (a function pointer in a struct) or from a byte offset (`[rB+rX]`: a pointer
  * at a computed offset in an object, CPython's vectorcall), copied from
  * another, or set before the straight-line code that reaches the jmp (an
- * argument).  *TABLE gets the table's address when the code names it (`jmp
+ * argument); a `cmovcc` from another register on the way is a copy too, what
+ * the register held before it deciding (CPython's object_str: `mov 0x58(%rax),
+ * %rax; test; cmove %rdx,%rax; jmp *%rax`, its default in rdx).  *TABLE gets the table's address when the code names it (`jmp
  * [T+rX*8]` with no base; the base register's `lea rB, [rip+T]` on the way
  * back), else 0. */
 bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx, uint64_t *table);
 
 bool x64_insn_may_write(const x64_insn *i, int reg);
+bool x64_insn_may_move_stack(const x64_insn *i); /* write rsp: push, sub, a call */
 bool x64_insn_lea_rip(const x64_insn *i, int reg, uint64_t *target);
 bool x64_first_arg_constant(const x64_insn *call, x64_prev_insn prev, void *ctx, int64_t *value);
 

@@ -6,6 +6,10 @@
  * via_offset(): the same through a pointer at a byte offset from an object
  *   (CPython's vectorcall: `mov (%rbx,%rbp,1),%rax; pop ...; jmp *%rax`), an
  *   indexed load that is no jump table (scale 1): a tail call as well.
+ * via_default(): a tail call through a struct's pointer or, when it is
+ *   NULL, a default (CPython's object_str: `lea fallback(%rip),%rdx; mov
+ *   (%rax),%rax; test %rax,%rax; cmove %rdx,%rax; jmp *%rax` in PIE builds):
+ *   a tail call too.
  * via_table(): a tail call through a table of function pointers (perl's
  *   PL_check: `mov (%rdx,%rax,8),%rax; pop ...; jmp *%rax`; gcc puts this one,
  *   never written, in .data.rel.ro): its first entry, in the file, is another
@@ -15,7 +19,8 @@
  *   read and the copy is left at the dispatch: the rest of the function runs
  *   in the original body, unmeasured, and the coverage collector says so.
  * main: via_pointer and via_offset 50 times each (twice and thrice alternately),
- * via_table 30 times (helper, twice, thrice in turn), writable_dispatch once. */
+ * via_default 20 times (thrice and fallback alternately), via_table 30 times
+ * (helper, twice, thrice in turn), writable_dispatch once. */
 #include <stdio.h>
 
 /* expect: main 1 */
@@ -24,7 +29,9 @@
 /* expect: via_table 30 */
 /* expect: helper 140 */
 /* expect: twice 60 */
-/* expect: thrice 60 */
+/* expect: thrice 70 */
+/* expect: via_default 20 */
+/* expect: fallback 10 */
 /* expect: writable_dispatch 1 */
 
 volatile long sink;
@@ -45,6 +52,14 @@ __attribute__((noipa)) long via_offset(const char *obj, long off, long x)
     long y = helper(x);
     long (*fn)(long) = *(long (*const *)(long))(obj + off);
     return fn(y);
+}
+
+static __attribute__((noinline)) long fallback(long x) { sink += x; return x; }
+
+__attribute__((noipa)) long via_default(const struct ops *o, long x)
+{
+    long (*fn)(long) = o->fn;
+    return (fn ? fn : fallback)(x);
 }
 
 static long (*table[3])(long) = {helper, twice, thrice};
@@ -84,6 +99,8 @@ int main(void)
     for (int k = 0; k < 64; k++) code[k] = (unsigned char)(k * 7 + 3);
     for (long i = 0; i < 50; i++) a += via_pointer(i % 2 ? &three : &two, i);
     for (long i = 0; i < 50; i++) a += via_offset((const char *)(i % 2 ? &three : &two), 0, i);
+    static const struct ops none = {0};
+    for (long i = 0; i < 20; i++) a += via_default(i % 2 ? &three : &none, i);
     for (long i = 0; i < 30; i++) a += via_table(i, i);
     a += writable_dispatch(code, 64);
     printf("a=%ld sink=%ld\n", a, (long)sink);
