@@ -500,12 +500,31 @@ static bool guessed(uint64_t t, uint64_t load, x64_table_match *out) {
   return true;
 }
 
-/* gcc -O1..-O3, non-PIE: jmp qword [rX*8+T] */
+/* LOAD (the jmp itself, or the mov before it) reads entry [rB+rX*8] (M):
+ * rB's `lea rB, [rip+T]` on the way back bounded, or anywhere in the
+ * function (base_reg: computed gotos, the table's address loaded once);
+ * with no bound, read to its end (guessed: CPython's regex engine in a PIC
+ * libpython, `mov 0x4(%r10),%eax; mov (%r8,%rax,8),%rax; jmp *%rax`). */
+static bool match_based(const x64_insn *load, const x64_operand *m, x64_prev_insn prev, void *ctx,
+                        x64_table_match *out) {
+  if (m->disp != 0 || m->base == m->index) return false;
+  *out = (x64_table_match){.kind = X64_TABLE_ABS64, .load = load->addr};
+  if (find_bound(load, m->index, m->base, prev, ctx, out)) return true;
+  *out = (x64_table_match){.kind = X64_TABLE_ABS64, .base_reg = m->base, .load = load->addr};
+  if (find_bound(load, m->index, 0, prev, ctx, out)) return true;
+  *out = (x64_table_match){.kind = X64_TABLE_ABS64, .base_reg = m->base, .load = load->addr,
+                           .nentries = MAX_ENTRIES, .implicit = true, .guessed = true};
+  return true;
+}
+
+/* gcc -O1..-O3, non-PIE: jmp qword [rX*8+T]; PIE: jmp qword [rB+rX*8]
+ * (match_based) */
 static bool match_abs64(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
   const x64_operand *m = &jmp->op[0];
-  if (m->type != X64_OP_MEM || m->base != 0 || m->index == 0 || m->scale != 8 ||
-      jmp->disp_size != 32 || m->size != 64)
+  if (m->type != X64_OP_MEM || m->index == 0 || m->scale != 8 || m->size != 64 || jmp->rip_relative)
     return false;
+  if (m->base != 0) return match_based(jmp, m, prev, ctx, out);
+  if (jmp->disp_size != 32) return false;
   out->kind = X64_TABLE_ABS64;
   out->table = (uint64_t)m->disp;
   out->ref = out->load = jmp->addr;
@@ -534,10 +553,7 @@ static bool match_abs64_load(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
         out->ref = i->addr;
         return find_bound(i, m->index, 0, prev, ctx, out) || guessed(out->table, i->addr, out);
       }
-      if (m->disp != 0 || m->base == m->index) return false;
-      if (find_bound(i, m->index, m->base, prev, ctx, out)) return true;
-      *out = (x64_table_match){.kind = X64_TABLE_ABS64, .base_reg = m->base, .load = i->addr};
-      return find_bound(i, m->index, 0, prev, ctx, out);
+      return match_based(i, m, prev, ctx, out);
     }
     if (x64_insn_may_write(i, jreg)) return false;
   }

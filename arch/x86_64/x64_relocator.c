@@ -62,18 +62,32 @@ void x64_relocate_insn(x64_writer *w, const x64_insn *in, const x64_targets *t) 
     x64_put_bytes(w, in->bytes, in->len);
 }
 
-bool x64_can_displace_table_load(const x64_insn *in) {
+/* Where the ModRM byte of a table load sits: after REX.W 8B (mov r64), or
+ * after FF with ModRM.reg 4 (jmp), with or without a REX; 0 for another. */
+static unsigned table_load_modrm(const x64_insn *in) {
   const uint8_t *b = in->bytes;
-  if (in->len < 4 || (b[0] & 0xf8) != 0x48 || b[1] != 0x8b) return false; /* REX.W(+RB) 8B */
-  uint8_t mod = b[2] >> 6, rm = b[2] & 7;
+  unsigned op = in->len > 0 && (b[0] & 0xf0) == 0x40 ? 1 : 0; /* REX */
+  if (in->len < op + 3) return 0;
+  if (b[op] == 0x8b && op == 1 && (b[0] & 0xf8) == 0x48) return op + 1;
+  if (b[op] == 0xff && ((b[op + 1] >> 3) & 7) == 4) return op + 1;
+  return 0;
+}
+
+bool x64_can_displace_table_load(const x64_insn *in) {
+  unsigned at = table_load_modrm(in);
+  if (!at) return false;
+  const uint8_t *b = in->bytes + at;
+  uint8_t mod = b[0] >> 6, rm = b[0] & 7;
   if (rm != 4) return false; /* a SIB */
-  if (mod == 0) return in->len == 4 && (b[3] & 7) != 5; /* base 101 with mod 00: no base */
-  return mod == 1 && in->len == 5 && b[4] == 0;
+  if (mod == 0) return in->len == at + 2 && (b[1] & 7) != 5; /* base 101 with mod 00: no base */
+  return mod == 1 && in->len == at + 3 && b[2] == 0;
 }
 
 void x64_relocate_table_load(x64_writer *w, const x64_insn *in, size_t table_label, size_t base_label) {
-  const uint8_t head[4] = {in->bytes[0], in->bytes[1], (uint8_t)(0x80 | (in->bytes[2] & 0x3f)), in->bytes[3]};
-  x64_put_bytes(w, head, sizeof head); /* mod 10: disp32 */
+  unsigned at = table_load_modrm(in);
+  x64_put_bytes(w, in->bytes, at); /* REX, opcode */
+  const uint8_t modrm_sib[2] = {(uint8_t)(0x80 | (in->bytes[at] & 0x3f)), in->bytes[at + 1]};
+  x64_put_bytes(w, modrm_sib, sizeof modrm_sib); /* mod 10: disp32 */
   x64_put_label_diff32(w, table_label, base_label);
 }
 

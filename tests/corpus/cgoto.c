@@ -7,13 +7,18 @@
  *   register (lea tab(%rip),%r8) that every dispatch reads.
  * run_bytes(): tab has 256 entries and the opcode is a whole byte: the only
  *   bound is the zero-extension (movzbl).
+ * run_words(): tab has 5 entries and the opcode is a 32-bit word nothing
+ *   bounds (CPython's regex engine): in PIE code `mov (%r8,%rcx,8),%rcx; jmp
+ *   *%rcx` through the base register, the table read to its first entry that
+ *   is no code.
  * main runs each interpreter 3 times (100, 200, 300 opcodes). */
 #include <stdio.h>
 
 /* expect: main 1 */
 /* expect: run_masked 3 */
 /* expect: run_bytes 3 */
-/* expect: note 6 */
+/* expect: run_words 3 */
+/* expect: note 9 */
 
 volatile long sink;
 __attribute__((noipa)) void note(long acc) { sink += acc; }
@@ -59,14 +64,34 @@ done:
 #undef NEXT
 }
 
+__attribute__((noipa)) long run_words(const unsigned *code, long n)
+{
+    static void *const tab[5] = {&&op_add, &&op_sub, &&op_dbl, &&op_half, &&op_inc};
+    long acc = 0, pc = 0;
+#define NEXT goto *tab[code[pc++]]
+    NEXT;
+op_add:  acc += pc; if (pc >= n) goto done; NEXT;
+op_sub:  acc -= 3; if (pc >= n) goto done; NEXT;
+op_dbl:  acc *= 2; if (pc >= n) goto done; NEXT;
+op_half: acc /= 2; if (pc >= n) goto done; NEXT;
+op_inc:  acc++; if (pc >= n) goto done; NEXT;
+done:
+    note(acc);
+    return acc;
+#undef NEXT
+}
+
 int main(void)
 {
     unsigned char code[300];
+    unsigned words[300];
     long a = 0;
     for (int k = 0; k < 300; k++) code[k] = (unsigned char)((k * 37 + 11) % 256);
+    for (int k = 0; k < 300; k++) words[k] = (unsigned)(k * 7 + 3) % 5;
     for (int r = 1; r <= 3; r++) {
         a += run_masked(code, 100 * r);
         a += run_bytes(code, 100 * r);
+        a += run_words(words, 100 * r);
     }
     printf("a=%ld sink=%ld\n", a, (long)sink);
     return 0;

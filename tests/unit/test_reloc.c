@@ -189,6 +189,12 @@ static void oracle(const char *name, const fn_case *c, const reloc_plan *p, cons
         CHECK(n.mnemonic == o.mnemonic && n.op[0].reg == o.op[0].reg && n.op[1].base == o.op[1].base &&
                   n.op[1].index == o.op[1].index && n.op[1].scale == o.op[1].scale && n.op[1].disp != 0,
               "load at 0x%" PRIx64 " is not the same load with a displacement", a);
+      } else if (o.flow == X64_FLOW_JMP_INDIRECT && o.op[0].type == X64_OP_MEM && o.op[0].base &&
+                 o.op[0].index && o.op[0].disp == 0 && memcmp(o.bytes, n.bytes, o.len)) {
+        /* jmp [rB+rX*8] of a dispatch with a table of its own: the same with a displacement */
+        CHECK(n.flow == X64_FLOW_JMP_INDIRECT && n.op[0].base == o.op[0].base && n.op[0].index == o.op[0].index &&
+                  n.op[0].scale == o.op[0].scale && n.op[0].disp != 0,
+              "jmp at 0x%" PRIx64 " is not the same jmp with a displacement", a);
       } else if (o.disp_size != 32 || o.flow != X64_FLOW_JMP_INDIRECT) {
         CHECK(o.len == n.len && !memcmp(o.bytes, n.bytes, o.len),
               "instruction at 0x%" PRIx64 " not copied as is", a);
@@ -2224,6 +2230,59 @@ static void test_table_bound_on_copy(void) {
     check_rel32_switch(v[n].name, v[n].code, sizeof v[n].code, T, v[n].cases, 3, v[n].resolved, false);
 }
 
+/* Computed gotos in PIC code whose index nothing bounds (CPython's regex
+ * engine in a PIC libpython: `mov 0x4(%r10),%eax; mov (%r8,%rax,8),%rax; jmp
+ * *%rax`, and its first dispatch `jmp *(%r8,%rax,8)`): the table r8 holds is
+ * read to its first entry that is no code (a 0 here).  Under arcs the second
+ * dispatch reads a table of its own, a displacement added to its load (the
+ * jmp's own, in the second form). */
+static void test_table_computed_goto_unbounded(void) {
+  enum { T = 0x38 };
+  static const uint8_t by_mov[] = {0x49, 0x8b, 0x0c, 0xc0, 0xff, 0xe1}; /* mov rcx, [r8+rax*8]; jmp rcx */
+  static const uint8_t by_jmp[] = {0x41, 0xff, 0x24, 0xc0, 0x66, 0x90}; /* jmp [r8+rax*8]; (nop) */
+  for (int v = 0; v < 4; v++) {
+    static uint8_t in[T + 40];
+    memset(in, 0xcc, sizeof in);
+    uint8_t dispatch[12] = {0x8b, 0x07, 0x0f, 0x1f, 0x40, 0x00}; /* mov eax, [rdi]; nop */
+    memcpy(dispatch + 6, v % 2 ? by_jmp : by_mov, 6);
+    static const uint8_t head[] = {0x4c, 0x8d, 0x05, T - 7, 0, 0, 0, 0xeb, 0x00}; /* lea r8, [rip+T]; jmp 09 */
+    memcpy(in, head, sizeof head);
+    memcpy(in + 0x09, dispatch, sizeof dispatch);
+    static const uint8_t c01[] = {0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3}; /* 15: case 0, 18: case 1 */
+    memcpy(in + 0x15, c01, sizeof c01);
+    in[0x1b] = 0x48, in[0x1c] = 0xff, in[0x1d] = 0xc7; /* 1b: case 2: inc rdi, then dispatch again */
+    memcpy(in + 0x1e, dispatch, sizeof dispatch);
+    static const uint8_t c3[] = {0x31, 0xc0, 0xc3}; /* 2a: case 3 */
+    memcpy(in + 0x2a, c3, sizeof c3);
+    static const uint64_t cases[4] = {0x15, 0x18, 0x1b, 0x2a};
+    for (size_t k = 0; k < 4; k++) {
+      uint64_t e = SRC + cases[k];
+      memcpy(in + T + 8 * k, &e, 8);
+    }
+    memset(in + T + 32, 0, 8); /* past the table: no code */
+    uint64_t ro[1][2] = {{SRC + T, SRC + T + 40}};
+    readonly = (const uint64_t(*)[2])ro;
+    nreadonly = 1;
+    static const char *const names[4] = {"computed goto, PIC, unbounded", "computed goto, PIC, unbounded, jmp [r8+rax*8]",
+                                         "computed goto, PIC, unbounded, arcs",
+                                         "computed goto, PIC, unbounded, jmp [r8+rax*8], arcs"};
+    const char *name = names[v];
+    fn_case c = {name, in, sizeof in, T, 0, 0};
+    reloc_probes arcs = {.entry = true, .arcs = true};
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, v >= 2 ? &arcs : NULL, DEST, NULL, 0, &info, &out);
+    CHECK(p && info.njump_tables == (v >= 2 ? 2u : 1u) && !info.leaves_to_original, "%zu tables, leaves %d",
+          info.njump_tables, info.leaves_to_original);
+    for (size_t k = 0; p && k < 4; k++)
+      CHECK(reloc_copy_offset(p, SRC + cases[k]) >= 0, "case 0x%" PRIx64 " was not decoded", cases[k]);
+    reloc_plan_free(p);
+    free(out);
+    readonly = NULL;
+    nreadonly = 0;
+  }
+}
+
 /* A table of offsets that only a mask bounds (Duff's device, `switch (len &
  * 3)`: Debian's perl's hashes): every entry up to the mask is read.  Not
  * when a ja tests a compare of a register not known to be the index: the
@@ -2966,6 +3025,7 @@ int main(void) {
   test_table_guessed();
   test_table_open();
   test_table_guarded();
+  test_table_computed_goto_unbounded();
   test_table_memory_through_lea();
   test_table_absolute();
   test_table_gcc_o2_nopie();
