@@ -36,6 +36,7 @@
 
 #define MAX_UNSHARED 8
 #define MAX_GUESSED 4 /* guessed tables taken in one decoding, at most */
+#define MAX_DEFS 1024 /* writes of registers and slots followed back from one table's read */
 #define MAX_OPEN 4    /* open tables (x64_table_match.open) in one function, at most */
 #define MAX_CUT_ATTEMPTS 8 /* decodings started again to cut open tables; then none is decoded */
 #define PLAUSIBLE (1ull << 30) /* an open table's entry decodes as no code that reaches farther */
@@ -46,6 +47,28 @@ typedef struct open_cut {
   uint64_t table;
   size_t limit; /* entries from here on are not decoded */
 } open_cut;
+
+/* A register, or a stack slot (what holds a table's address: holds_table). */
+typedef struct cell {
+  int reg;      /* or 0: */
+  int64_t slot; /* [rsp+slot] */
+} cell;
+
+typedef enum def_kind { DEF_OTHER, DEF_LEA, DEF_COPY } def_kind;
+
+/* An instruction that writes a cell, met first on a way back from a table's
+ * read: a lea of a table, a copy (`mov R, R2`, a reload `mov R, [rsp+d]`, a
+ * spill `mov [rsp+d], R`), or another write. */
+typedef struct def {
+  size_t insn;     /* index */
+  cell wrote;
+  def_kind kind;
+  uint64_t table;  /* DEF_LEA: the table it names */
+  cell from;       /* DEF_COPY: the cell it copies, read where it is */
+  size_t first, n; /* DEF_COPY: the defs its ways back meet, builder.reach[first .. first+n) */
+  bool walked;     /* those are known */
+  bool good;       /* it holds a table's address (assumed of a copy until shown otherwise) */
+} def;
 
 typedef struct builder {
   reloc_plan *p;
@@ -81,6 +104,15 @@ typedef struct builder {
     bool ok;
     uint64_t table, ref;
   } base;
+  struct def *defs;         /* holds_table's, good while no instruction is added */
+  size_t ndefs, capdefs, defs_n;
+  size_t *reach;            /* the defs each def's ways back meet (def.first, .n) */
+  size_t nreach, capreach;
+  struct {                  /* frame_fixed's, likewise */
+    size_t n;
+    bool fixed;
+    uint64_t from;
+  } frame;
   struct {                  /* the open tables met (x64_table_match.open) */
     size_t t;               /* in p->tables */
     size_t next, limit;     /* entries below NEXT were decoded; from LIMIT on, none are */
@@ -363,55 +395,81 @@ static bool leaves_after(const reloc_plan *p, size_t i) {
   return false;
 }
 
-/* The table a register holds wherever a dispatch can read it: every decoded
- * instruction that may write REG (a call: the caller-saved ones) is `lea
- * REG, [rip+T]` with one T, or is followed by the function's end (the
- * epilogue restoring it); *ref is one of the leas.  False when there is no
- * such lea or another write. */
-static bool base_of(const reloc_plan *p, int reg, uint64_t *table, uint64_t *ref) {
-  *table = 0;
-  for (size_t i = 0; i < p->n; i++) {
-    const x64_insn *in = &p->insns[i].x;
-    if (!x64_insn_may_write(in, reg)) continue;
-    uint64_t t;
-    if (x64_insn_lea_rip(in, reg, &t)) {
-      if (*table && t != *table) return false;
-      *table = t;
-      *ref = in->addr;
-    } else if (!leaves_after(p, i)) {
-      return false;
-    }
+/* {=== a table base spilled to the stack ===
+ *
+ * gcc keeps a table's address in a stack slot where registers run short
+ * (CPython's eval loop in a PIC libpython: `lea T(%rip), %rbx; mov %rbx,
+ * 0x10(%rsp); mov %rbx, %rdi` once, `mov 0x10(%rsp), %rdi` before most of
+ * its ~180 dispatches; its regex engine spills its base register around
+ * calls, into three slots, and reloads it).  holds_table follows the value
+ * a dispatch reads back through copies, reloads and spills to the leas it
+ * comes from.  A slot is [rsp+d] past the prologue, where rsp keeps one
+ * value (frame_fixed: [rsp+d] names one slot wherever it is read or
+ * written); a store through another register is taken not to reach it
+ * (spill slots are the compiler's own, whose address the program never
+ * takes), and gcc reuses a slot for other values between: what counts is
+ * what reaches each reload. */
+
+/* A call leaves the caller-saved registers clobbered, or as they were where
+ * the callee keeps them (gcc's -fipa-ra): the caller's code reads none of
+ * them after the call unless it did not change them, so a call is no write
+ * of a table base. */
+static bool is_call(const x64_insn *in) { return in->flow == X64_FLOW_CALL || in->flow == X64_FLOW_CALL_INDIRECT; }
+
+/* Does rsp keep one value past the prologue: every decoded instruction that
+ * moves it, but calls and rets, lies on the straight line from the entry
+ * (the prologue's pushes and sub) or is followed by the function's end (the
+ * epilogue's add and pops)?  *FROM: where the prologue's last such
+ * instruction ends; [entry, *FROM) holds the ones before the frame is set. */
+static bool frame_fixed(builder *b, uint64_t *from) {
+  reloc_plan *p = b->p;
+  if (b->frame.n == p->n) {
+    *from = b->frame.from;
+    return b->frame.fixed;
   }
-  return *table != 0;
+  b->frame.n = p->n;
+  b->frame.fixed = true;
+  b->frame.from = p->entry;
+  for (uint64_t a = p->entry; inside(p, a) && p->at[a - p->lo] > 0;) {
+    const x64_insn *in = &p->insns[p->at[a - p->lo] - 1].x;
+    if (in->flow != X64_FLOW_NEXT) break;
+    a += in->len;
+    if (x64_insn_may_move_stack(in)) b->frame.from = a;
+  }
+  for (size_t i = 0; i < p->n && b->frame.fixed; i++) {
+    const x64_insn *in = &p->insns[i].x;
+    bool prologue = in->addr >= p->entry && in->addr < b->frame.from;
+    bool moves = in->flow != X64_FLOW_CALL && in->flow != X64_FLOW_CALL_INDIRECT && in->flow != X64_FLOW_RET &&
+                 !prologue && x64_insn_may_move_stack(in);
+    b->frame.fixed = !moves || leaves_after(p, i);
+  }
+  *from = b->frame.from;
+  return b->frame.fixed;
 }
 
-/* base_of, once per register while the decoded instructions stay the same
- * (every dispatch of an interpreter asks for the same register: one walk of
- * the function each would be quadratic). */
-static bool base_of_cached(builder *b, int reg, uint64_t *table, uint64_t *ref) {
-  if (b->base.reg != reg || b->base.n != b->p->n) {
-    b->base.reg = reg;
-    b->base.n = b->p->n;
-    b->base.ok = base_of(b->p, reg, &b->base.table, &b->base.ref);
-  }
-  *table = b->base.table;
-  *ref = b->base.ref;
-  return b->base.ok;
+/* Is instruction IN (operands decoded) a reload of REG from a slot, [rsp+d]
+ * past the prologue (*D)? */
+static bool reloads(builder *b, x64_insn *in, int reg, int64_t *d) {
+  uint64_t from;
+  return x64_decode_operands(in) && x64_insn_reload(in, reg, d) && frame_fixed(b, &from) &&
+         !(in->addr >= b->p->entry && in->addr < from);
 }
+
+/* }=== */
 
 /* {=== a table base that only the ways into one dispatch must keep ===
  *
  * base_of asks every write of the register in the whole function to be the
- * lea; gcc also hoists the lea of a switch's table out of a loop in a
- * function that calls elsewhere (zlib's gz_open parses its mode string so):
- * the calls clobber the register, but none lies on a way into the dispatch.
- * So, when base_of says no, the ways back from the dispatch are walked: every
- * one must meet `lea REG, [rip+T]` (one T) before any other write of REG,
- * and none may reach the entry or a side entry (REG comes from outside
- * there).  The ways back are the fall-through predecessor, the direct
- * branches and the rewritten tables' dispatches that jump there; a table
- * resolved later adds ways (its cases going back into the loop), which is
- * why the dispatch is checked again once all is decoded. */
+ * lea (or a reload of it); gcc also hoists the lea of a switch's table out
+ * of a loop, and uses the register for other values elsewhere. So, when
+ * base_of says no, the ways back from the dispatch are walked (holds_table):
+ * every one must meet `lea REG, [rip+T]` (one T), or a copy of what holds T,
+ * before any other write of REG, and none may reach the entry or a side
+ * entry (REG comes from outside there).  The ways back are the fall-through
+ * predecessor, the direct branches and the rewritten tables' dispatches that
+ * jump there; a table resolved later adds ways (its cases going back into
+ * the loop), which is why the dispatch is checked again once all is
+ * decoded. */
 
 typedef struct way_in {
   uint64_t to;
@@ -456,31 +514,10 @@ static long falls_into(const reloc_plan *p, uint64_t addr) {
   return reloc_falls_through(&p->insns[i]) && !p->insns[i].noreturn ? i : -1;
 }
 
-typedef struct base_walk {
-  reloc_plan *p;
-  int reg;
-  bool *seen;
-  size_t *stack, top;  /* instructions on entering which REG is wanted */
-  uint64_t table, ref; /* the lea met, once one is */
-} base_walk;
-
-/* Instruction FROM leads to one whose REG is wanted: false when it writes
- * REG with anything but the lea of the table. */
-static bool way_back(base_walk *bw, size_t from) {
-  if (bw->seen[from]) return true;
-  bw->seen[from] = true;
-  x64_insn *in = &bw->p->insns[from].x;
-  uint64_t t;
-  if (!x64_insn_may_write(in, bw->reg)) {
-    bw->stack[bw->top++] = from;
-    return true;
-  }
-  if (!x64_decode_operands(in) || !x64_insn_lea_rip(in, bw->reg, &t) || (bw->table && t != bw->table)) return false;
-  bw->table = t;
-  bw->ref = in->addr;
-  return true;
-}
-
+/* A walk back for what a register (or a stack slot) holds where an
+ * instruction is entered.  Walks nest: a reload asks what its slot holds,
+ * a spill what its register holds; what they all meet is one proof, whose
+ * leas must name one table (builder.proof). */
 /* ways_in, kept while no instruction or table is added. */
 static struct way_in *ways_cached(builder *b, size_t *n) {
   reloc_plan *p = b->p;
@@ -494,35 +531,186 @@ static struct way_in *ways_cached(builder *b, size_t *n) {
   return b->nways == SIZE_MAX ? NULL : b->ways;
 }
 
-/* Does REG hold one table T wherever it reaches the dispatch JMP (index)? */
-static bool base_reaches(builder *b, size_t jmp, int reg, uint64_t *table, uint64_t *ref) {
+/* Does instruction IN write cell C (a call writes no register: is_call)? */
+static bool writes_cell(x64_insn *in, cell c) {
+  if (c.reg) return !is_call(in) && x64_insn_may_write(in, c.reg);
+  return x64_decode_operands(in) && x64_insn_may_store_to_slot(in, c.slot);
+}
+
+/* The def for instruction I writing cell C: found, or added and classified
+ * (its ways back not walked yet); -1 when out of memory. */
+static long def_of(builder *b, size_t i, cell c) {
+  for (size_t k = 0; k < b->ndefs; k++)
+    if (b->defs[k].insn == i && b->defs[k].wrote.reg == c.reg && (c.reg || b->defs[k].wrote.slot == c.slot))
+      return (long)k;
+  if (!grow((void **)&b->defs, &b->capdefs, b->ndefs + 1, sizeof *b->defs)) return -1;
+  def *d = &b->defs[b->ndefs];
+  *d = (def){.insn = i, .wrote = c, .kind = DEF_OTHER, .good = true};
+  x64_insn *in = &b->p->insns[i].x;
+  uint64_t from;
+  int r;
+  int64_t at;
+  if (c.reg && x64_decode_operands(in)) {
+    if (x64_insn_lea_rip(in, c.reg, &d->table)) d->kind = DEF_LEA;
+    else if (x64_insn_copy(in, c.reg, &r)) d->kind = DEF_COPY, d->from = (cell){r, 0};
+    else if (reloads(b, in, c.reg, &at)) d->kind = DEF_COPY, d->from = (cell){0, at};
+  } else if (!c.reg && x64_insn_spill(in, &r, &at) && at == c.slot && frame_fixed(b, &from) &&
+             !(in->addr >= b->p->entry && in->addr < from)) {
+    d->kind = DEF_COPY, d->from = (cell){r, 0};
+  }
+  d->good = d->kind != DEF_OTHER;
+  d->walked = d->kind != DEF_COPY;
+  return (long)b->ndefs++;
+}
+
+/* Walks back from instruction START (index), C wanted on entering it: the
+ * defs every way meets first, appended to builder.reach (from *FIRST on);
+ * false when a way reaches the entry or a side entry (C comes from outside
+ * there), or out of memory.  The ways back are the fall-through predecessor,
+ * the direct branches and the rewritten tables' dispatches that jump there. */
+static bool reach(builder *b, size_t start, cell c, size_t *first) {
   reloc_plan *p = b->p;
   size_t nways;
   way_in *ways = ways_cached(b, &nways);
-  base_walk bw = {p, reg, calloc(p->n, sizeof *bw.seen), malloc(p->n * sizeof *bw.stack), 0, 0, 0};
-  bool ok = b->nways != SIZE_MAX && bw.seen && bw.stack;
-  if (ok) {
-    bw.seen[jmp] = true;
-    bw.stack[bw.top++] = jmp;
-  }
-  while (ok && bw.top) {
-    uint64_t a = p->insns[bw.stack[--bw.top]].x.addr;
+  bool *seen = calloc(p->n, sizeof *seen);
+  size_t *stack = malloc(p->n * sizeof *stack), top = 0;
+  bool ok = b->nways != SIZE_MAX && seen && stack;
+  *first = b->nreach;
+  if (ok) seen[start] = true, stack[top++] = start;
+  while (ok && top) {
+    uint64_t a = p->insns[stack[--top]].x.addr;
     ok = a != p->entry;
     for (size_t k = 0; ok && k < b->nsides; k++) ok = b->sides[k] != a;
     long fall = falls_into(p, a);
-    if (ok && fall >= 0) ok = way_back(&bw, (size_t)fall);
     way_in key = {a, 0}, *w = ok && nways ? bsearch(&key, ways, nways, sizeof key, by_to) : NULL;
     while (w && w > ways && w[-1].to == a) w--;
-    for (; ok && w && w < ways + nways && w->to == a; w++) ok = way_back(&bw, w->from);
+    for (long from = fall; ok && (from >= 0 || (w && w < ways + nways && w->to == a));
+         from = w && w < ways + nways && w->to == a ? (long)(w++)->from : -1) {
+      if (from < 0 || seen[from]) continue;
+      seen[from] = true;
+      if (!writes_cell(&p->insns[from].x, c)) {
+        stack[top++] = (size_t)from;
+        continue;
+      }
+      long d = def_of(b, (size_t)from, c);
+      ok = d >= 0 && grow((void **)&b->reach, &b->capreach, b->nreach + 1, sizeof *b->reach);
+      if (ok) b->reach[b->nreach++] = (size_t)d;
+    }
   }
-  free(bw.seen);
-  free(bw.stack);
-  *table = bw.table;
-  *ref = bw.ref;
-  return ok && bw.table;
+  free(seen);
+  free(stack);
+  return ok;
+}
+
+/* Does C hold one table wherever instruction START (index) is entered: *TABLE,
+ * and *REF a lea of it?  The defs the ways back meet are followed through
+ * copies (a register's, a slot's spill and reload) to the leas, MAX_DEFS at
+ * most; each copy holds the table unless one def it is reached by does not
+ * (a greatest fixed point: a spill and a reload in a loop pass the value
+ * round, and only a lea can bring one in), and every lea met must name one
+ * table.  The defs are kept while the decoded instructions stay the same
+ * (CPython's eval loop asks for ~180 dispatches). */
+static bool holds_table(builder *b, size_t start, cell c, uint64_t *table, uint64_t *ref) {
+  if (b->defs_n != b->p->n) b->ndefs = b->nreach = 0, b->defs_n = b->p->n;
+  size_t first, ndefs0 = b->ndefs, nreach0 = b->nreach;
+  bool ok = reach(b, start, c, &first);
+  size_t last = b->nreach;
+  for (size_t k = ndefs0; ok && k < b->ndefs; k++) { /* walk the new copies' ways, adding defs */
+    if (b->defs[k].walked) continue;
+    b->defs[k].walked = true;
+    size_t f = b->nreach;
+    ok = b->ndefs <= MAX_DEFS && reach(b, b->defs[k].insn, b->defs[k].from, &f);
+    b->defs[k].first = f;
+    b->defs[k].n = b->nreach - f;
+    b->defs[k].good = ok;
+  }
+  for (bool changed = true; ok && changed;) { /* the new defs' greatest fixed point */
+    changed = false;
+    for (size_t k = ndefs0; k < b->ndefs; k++) {
+      def *d = &b->defs[k];
+      for (size_t r = d->first; d->kind == DEF_COPY && d->good && r < d->first + d->n; r++)
+        if (!b->defs[b->reach[r]].good) d->good = false, changed = true;
+    }
+  }
+  /* the leas the good copies lead to from START */
+  size_t *stack = malloc((b->ndefs + 1) * sizeof *stack), top = 0;
+  bool *seen = calloc(b->ndefs + 1, sizeof *seen);
+  ok = ok && stack && seen;
+  *table = 0;
+  for (size_t r = first; ok && r < last; r++)
+    if (!seen[b->reach[r]]) seen[b->reach[r]] = true, stack[top++] = b->reach[r];
+  while (ok && top) {
+    const def *d = &b->defs[stack[--top]];
+    ok = d->good && (d->kind != DEF_LEA || !*table || d->table == *table);
+    if (ok && d->kind == DEF_LEA) *table = d->table, *ref = b->p->insns[d->insn].x.addr;
+    for (size_t r = d->first; ok && d->kind == DEF_COPY && r < d->first + d->n; r++)
+      if (!seen[b->reach[r]]) seen[b->reach[r]] = true, stack[top++] = b->reach[r];
+  }
+  free(stack);
+  free(seen);
+  if (!ok) /* the defs added stay unfinished: gone, for the next question to add again */
+    b->ndefs = ndefs0, b->nreach = nreach0;
+  return ok && *table;
+}
+
+/* Where the dispatch JMP (index) reads its table through REG: the load of
+ * `mov rJ, [REG+rX*8]` before its `jmp rJ`, after which REG may be written
+ * (CPython's eval loop: `mov (%rbx,%rdx,8),%rdx; mov %r13,%rbx; jmp
+ * *%rdx`); JMP itself otherwise (a relative table's base is read by the add
+ * right before the jmp too). */
+static size_t table_read_at(reloc_plan *p, size_t jmp, int reg) {
+  x64_insn *in = &p->insns[jmp].x;
+  int jreg = in->op[0].type == X64_OP_REG ? in->op[0].reg : 0;
+  const x64_insn *j = jreg ? prev_insn(p, in) : NULL;
+  for (int steps = 0; j && steps < 32 && !x64_insn_may_write(j, jreg); steps++) j = prev_insn(p, j);
+  long load = j && x64_insn_loads_entry(j, jreg, reg) ? reloc_insn_at(p, j->addr) : -1;
+  return load >= 0 ? (size_t)load : jmp;
+}
+
+/* Does REG hold one table T wherever the dispatch JMP (index) reads it? */
+static bool base_reaches(builder *b, size_t jmp, int reg, uint64_t *table, uint64_t *ref) {
+  return holds_table(b, table_read_at(b->p, jmp, reg), (cell){reg, 0}, table, ref);
 }
 
 /* }=== */
+
+/* The table a register holds wherever a dispatch can read it: every decoded
+ * instruction that may write REG (but calls) is `lea REG, [rip+T]` with one
+ * T, a reload of REG from a slot that holds T, or is followed by the
+ * function's end (the epilogue restoring it); *ref is one of the leas.
+ * False when there is no such lea or another write. */
+static bool base_of(builder *b, int reg, uint64_t *table, uint64_t *ref) {
+  reloc_plan *p = b->p;
+  *table = 0;
+  for (size_t i = 0; i < p->n; i++) {
+    x64_insn *in = &p->insns[i].x;
+    if (is_call(in) || !x64_insn_may_write(in, reg)) continue;
+    uint64_t t, r;
+    int64_t d;
+    if (x64_insn_lea_rip(in, reg, &t) || (reloads(b, in, reg, &d) && holds_table(b, i, (cell){0, d}, &t, &r))) {
+      if (*table && t != *table) return false;
+      *table = t;
+      *ref = x64_insn_lea_rip(in, reg, &t) ? in->addr : r;
+    } else if (!leaves_after(p, i)) {
+      return false;
+    }
+  }
+  return *table != 0;
+}
+
+/* base_of, once per register while the decoded instructions stay the same
+ * (every dispatch of an interpreter asks for the same register: one walk of
+ * the function each would be quadratic). */
+static bool base_of_cached(builder *b, int reg, uint64_t *table, uint64_t *ref) {
+  if (b->base.reg != reg || b->base.n != b->p->n) {
+    b->base.reg = reg;
+    b->base.n = b->p->n;
+    b->base.ok = base_of(b, reg, &b->base.table, &b->base.ref);
+  }
+  *table = b->base.table;
+  *ref = b->base.ref;
+  return b->base.ok;
+}
 
 /* {=== the way back to a bound check ===
  *
@@ -606,8 +794,10 @@ static uint64_t unsettled_table(builder *b) {
   }
   for (size_t i = 0; i < p->n; i++) {
     int t = p->insns[i].table_jmp;
-    if (t >= 0 && p->tables[t].base_reg && !base_settled(b, &p->tables[t], p->tables[t].base_reg, i, all_resolved))
-      return p->tables[t].table;
+    if (t < 0 || !p->tables[t].base_reg) continue;
+    x64_table_match m = {0}; /* each dispatch's own base register (CPython's eval loop: rdi, rbx) */
+    int reg = x64_match_jump_table(&p->insns[i].x, prev_way, b, &m) && m.base_reg ? m.base_reg : p->tables[t].base_reg;
+    if (!base_settled(b, &p->tables[t], reg, i, all_resolved)) return p->tables[t].table;
   }
   return 0;
 }
@@ -770,11 +960,11 @@ static lp_status resolve_tables(builder *b, bool *more) {
       /* The stubs that count one dispatch's arcs need table entries of their
        * own, which the other dispatches read too: each dispatch of an absolute
        * table gets a copy of it, named by its own load (by a displacement from
-       * the copy a base register holds).  Else decoding starts again without
-       * the table. */
+       * the copy a base register holds, whether its lea is on the way back or
+       * not: every lea of the table names the first copy).  Else decoding
+       * starts again without the table. */
       const x64_insn *load = m.load ? &p->insns[p->at[m.load - p->lo] - 1].x : NULL;
-      own_copy = m.kind == X64_TABLE_ABS64 && load &&
-                 (m.base_reg ? x64_can_displace_table_load(load) : m.ref == m.load);
+      own_copy = m.kind == X64_TABLE_ABS64 && load && (m.ref != m.load ? x64_can_displace_table_load(load) : true);
       if (!own_copy) {
         free(targets);
         if (b->nunshared == MAX_UNSHARED) return lp_fail("too many jump tables shared by dispatches");
@@ -803,7 +993,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
     }
     if (own_copy) { /* its load names its copy; the base register's lea keeps the first */
       reloc_insn *load = &p->insns[p->at[m.load - p->lo] - 1];
-      *(m.base_reg ? &load->table_load : &load->table_ref) = (int32_t)t;
+      *(m.ref != m.load ? &load->table_load : &load->table_ref) = (int32_t)t;
     } else {
       p->insns[p->at[m.ref - p->lo] - 1].table_ref = (int32_t)t; /* m.ref(2) were decoded */
       if (m.ref2) p->insns[p->at[m.ref2 - p->lo] - 1].table_ref = (int32_t)t;
@@ -1010,6 +1200,8 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
       free(b.indirect);
       free(b.ways);
       free(b.recheck);
+      free(b.defs);
+      free(b.reach);
       reloc_plan_free(p);
     }
   } while (b.shared || b.cut);
@@ -1061,6 +1253,8 @@ out:
   free(b.indirect);
   free(b.ways);
   free(b.recheck);
+  free(b.defs);
+  free(b.reach);
   if (st != LP_OK) reloc_plan_free(p);
   return st;
 }

@@ -2371,6 +2371,49 @@ def test_debian_flow(ctx, name, argv, stdin):
     return [(tname, probs[:8])]
 
 
+LIBPYTHON = '/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0'
+GDB_PYTHON = ['gdb', '-nx', '-batch', '-ex',
+              'python import re, json; print(json.dumps([re.sub(r"(a+)(b)", r"\\2\\1", "aab ab"), '
+              're.findall(r"\\d+|[a-z]{2,}", "a1bc22def333"), sorted({"x": 1, "y": [2, 3]}.items())]))']
+
+
+def test_libpython(ctx):
+    """debian/libpython/gdb: Debian's libpython3.11 (PIC, stripped of its
+    local symbols; gdb, which the set-up installs, embeds it) instrumented
+    (--include 'libpython3*') running a re/json one-liner, under -c
+    dump_arcs.lua: output and status as natively, no function of the library
+    that ran measured only up to an indirect jump, flow conserved at every
+    block, and _PyEval_EvalFrameDefault's copy counting its table edges.  Its
+    eval loop and regex engine keep their computed-goto tables' addresses in
+    stack slots and other registers (`mov 0x10(%rsp), %rdi; jmp *(%rdi,%rdx,8)`):
+    before session 24 both left their copies at the first dispatch."""
+    tname = 'debian/libpython/gdb'
+    if not shutil.which('gdb') or not os.path.exists(LIBPYTHON):
+        return [(tname, ['gdb or %s is not installed' % LIBPYTHON])]
+    outdir = ctx.scratch(tname.replace('/', '-'))
+    nst, nout, nerr, _ = run_proc(GDB_PYTHON)
+    cmd = [ctx.lp, 'run', '-c', DUMP_ARCS, '--include', 'libpython3*', '-o', outdir, '--'] + GDB_PYTHON
+    lst, lout, lerr, timed_out = run_proc(cmd, timeout=RUN_TIMEOUT)
+    probs = ['timed out'] if timed_out else []
+    if (nst, nout, nerr) != (lst, lout, non_lp_stderr(lerr)):
+        probs.append('output or status differs from the native run: %s' % first_diff(nout + nerr, lout + non_lp_stderr(lerr)))
+    if not probs:
+        try:
+            funcs = exe_functions(load_dump(outdir), LIBPYTHON)
+            partial = [f['name'] for f in funcs if f.get('count') and 'indirect jump' in (f.get('note') or '')]
+            if partial:
+                probs.append('measured only up to an indirect jump: %s' % ', '.join(partial[:5]))
+            probs += flow_problems(funcs, 'arcs')
+            ev = {f['name']: f for f in funcs}.get('_PyEval_EvalFrameDefault', {})
+            if sum(1 for e in ev.get('edges') or [] if e['kind'] == 'table' and e.get('count')) < 20:
+                probs.append('_PyEval_EvalFrameDefault: fewer than 20 table edges run')
+        except (OSError, ValueError) as e:
+            probs.append('dump.json: %s' % e)
+    if probs:
+        probs[0] += '  [repro: %s]' % ' '.join(cmd)
+    return [(tname, probs[:8])]
+
+
 # Run again with libc itself instrumented (--include 'libc*'): its hand-written
 # assembly branches into other functions' first bytes and shares code.  Not
 # xargs: its 600 process images would each leave a ~0.75 MB file (libc's 3000
@@ -2677,6 +2720,7 @@ def main():
             jobs.append(('outputs/partial_note/%s' % o, lambda o=o: test_out_partial_note(ctx, o)))
         make_debian_inputs(ctx)
         jobs.append(('scripts/shell', lambda: test_script(ctx)))
+        jobs.append(('debian/libpython/gdb', lambda: test_libpython(ctx)))
         for name, argv, stdin in DEBIAN_COMMANDS:
             jobs.append(('debian/' + name, lambda n=name, a=argv, i=stdin: test_debian(ctx, n, a, i)))
             if name in DEBIAN_ORACLE:

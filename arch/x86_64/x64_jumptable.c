@@ -70,6 +70,60 @@ bool x64_insn_may_write(const x64_insn *i, int reg) {
 
 bool x64_insn_may_move_stack(const x64_insn *i) { return x64_insn_may_write(i, ZYDIS_REGISTER_RSP); }
 
+bool x64_insn_reload(const x64_insn *i, int reg, int64_t *d) {
+  const x64_operand *a = &i->op[0], *m = &i->op[1];
+  if (i->mnemonic != ZYDIS_MNEMONIC_MOV || i->nops != 2 || !is_reg(a, reg) || a->size != 64 ||
+      m->type != X64_OP_MEM || m->base != ZYDIS_REGISTER_RSP || m->index != 0 || m->size != 64)
+    return false;
+  *d = m->disp;
+  return true;
+}
+
+bool x64_insn_loads_entry(const x64_insn *i, int reg, int base) {
+  const x64_operand *a = &i->op[0], *m = &i->op[1];
+  return i->mnemonic == ZYDIS_MNEMONIC_MOV && i->nops == 2 && is_reg(a, reg) && a->size == 64 &&
+         m->type == X64_OP_MEM && m->base == base && m->index != 0 && m->scale == 8 && m->disp == 0;
+}
+
+bool x64_insn_copy(const x64_insn *i, int reg, int *src) {
+  const x64_operand *a = &i->op[0], *b = &i->op[1];
+  if (i->mnemonic != ZYDIS_MNEMONIC_MOV || i->nops != 2 || !is_reg(a, reg) || a->size != 64 || b->type != X64_OP_REG ||
+      b->size != 64)
+    return false;
+  *src = b->reg;
+  return true;
+}
+
+bool x64_insn_spill(const x64_insn *i, int *reg, int64_t *d) {
+  const x64_operand *m = &i->op[0], *r = &i->op[1];
+  if (i->mnemonic != ZYDIS_MNEMONIC_MOV || i->nops != 2 || m->type != X64_OP_MEM || m->base != ZYDIS_REGISTER_RSP ||
+      m->index != 0 || m->size != 64 || r->type != X64_OP_REG || r->size != 64)
+    return false;
+  *reg = r->reg;
+  *d = m->disp;
+  return true;
+}
+
+bool x64_insn_may_store_to_slot(const x64_insn *i, int64_t d) {
+  bool names_stack = false; /* the operands x64_insn keeps hold any destination */
+  for (unsigned k = 0; k < i->nops; k++)
+    names_stack |= i->op[k].type == X64_OP_MEM && i->op[k].base == ZYDIS_REGISTER_RSP;
+  if (!names_stack) return false;
+  ZydisDecodedInstruction zi;
+  ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(x64_zydis_decoder(), i->bytes, i->len, &zi, ops))) return true;
+  for (unsigned k = 0; k < zi.operand_count; k++) {
+    const ZydisDecodedOperand *o = &ops[k];
+    if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || !(o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) ||
+        o->mem.base != ZYDIS_REGISTER_RSP || o->visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN)
+      continue; /* elsewhere, or a push's (below rsp) */
+    if (o->mem.index != ZYDIS_REGISTER_NONE) return true;
+    int64_t lo = o->mem.disp.value, hi = lo + (o->size ? o->size / 8 : 1);
+    if (lo < d + 8 && d < hi) return true;
+  }
+  return false;
+}
+
 bool x64_insn_lea_rip(const x64_insn *i, int reg, uint64_t *target) {
   if (i->mnemonic != ZYDIS_MNEMONIC_LEA || !i->rip_relative || !is_reg(&i->op[0], reg) || i->op[0].size != 64)
     return false;

@@ -115,6 +115,18 @@ bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx, ui
 
 bool x64_insn_may_write(const x64_insn *i, int reg);
 bool x64_insn_may_move_stack(const x64_insn *i); /* write rsp: push, sub, a call */
+
+/* Stack slots, [rsp+d] (a table base spilled, relocate/reloc_function.c):
+ * is I `mov REG, qword [rsp+d]` (a reload), `mov qword [rsp+d], R` (a
+ * spill: *REG gets R), and may it store to any of the 8 bytes at [rsp+d]
+ * (a store through rsp with an index may; the pushes of a push or a call go
+ * below rsp, and a store through another register is taken to reach no
+ * slot of the frame)?  Their operands decoded (x64_decode_operands). */
+bool x64_insn_reload(const x64_insn *i, int reg, int64_t *d);
+bool x64_insn_copy(const x64_insn *i, int reg, int *src); /* `mov REG, SRC`, 64 bits */
+bool x64_insn_loads_entry(const x64_insn *i, int reg, int base); /* `mov REG, [BASE+rX*8]` */
+bool x64_insn_spill(const x64_insn *i, int *reg, int64_t *d);
+bool x64_insn_may_store_to_slot(const x64_insn *i, int64_t d);
 bool x64_insn_lea_rip(const x64_insn *i, int reg, uint64_t *target);
 bool x64_first_arg_constant(const x64_insn *call, x64_prev_insn prev, void *ctx, int64_t *value);
 

@@ -2283,6 +2283,60 @@ static void test_table_computed_goto_unbounded(void) {
   }
 }
 
+/* A computed goto whose table base is spilled to the stack and reloaded
+ * after a call (CPython's regex engine and eval loop in a PIC libpython):
+ * resolved, the reload's slot holding what the lea set (under arcs the
+ * second dispatch reads a table of its own).  Not when another case stores
+ * something else in the slot on a way to the reload. */
+static void test_table_spilled_base(void) {
+  enum { T = 0x40 };
+  for (int v = 0; v <= 2; v++) {
+    bool bad = v == 1, arcs = v == 2;
+    static uint8_t in[T + 32];
+    memset(in, 0xcc, sizeof in);
+    static const uint8_t head[] = {
+        0x53,                                     /* 00: push rbx */
+        0x48, 0x83, 0xec, 0x20,                   /* 01: sub rsp, 0x20 */
+        0x4c, 0x8d, 0x05, T - 0x0c, 0, 0, 0,      /* 05: lea r8, [rip+T] */
+        0x4c, 0x89, 0x44, 0x24, 0x10,             /* 0c: mov [rsp+0x10], r8 */
+        0x8b, 0x07,                               /* 11: mov eax, [rdi] */
+        0x41, 0xff, 0x24, 0xc0,                   /* 13: jmp [r8+rax*8] */
+        0xe8, 0xe4, 0x0f, 0x00, 0x00,             /* 17: case 0: call 0x1000 (clobbers r8) */
+        0x4c, 0x8b, 0x44, 0x24, 0x10,             /* 1c: mov r8, [rsp+0x10] */
+        0x48, 0x83, 0xc7, 0x04,                   /* 21: add rdi, 4 */
+        0x8b, 0x07,                               /* 25: mov eax, [rdi] */
+        0x41, 0xff, 0x24, 0xc0,                   /* 27: jmp [r8+rax*8] */
+    };
+    static const uint8_t case1_ret[] = {0x48, 0x83, 0xc4, 0x20, 0x5b, 0xc3, 0x90};  /* 2b: add rsp, 0x20; pop rbx; ret */
+    static const uint8_t case1_store[] = {0x48, 0x89, 0x7c, 0x24, 0x10, 0xeb, 0xea}; /* 2b: mov [rsp+0x10], rdi; jmp 1c */
+    static const uint8_t case2[] = {0x31, 0xc0, 0x48, 0x83, 0xc4, 0x20, 0x5b, 0xc3}; /* 32: xor eax, eax; add rsp, 0x20; pop rbx; ret */
+    memcpy(in, head, sizeof head);
+    memcpy(in + 0x2b, bad ? case1_store : case1_ret, 7);
+    memcpy(in + 0x32, case2, sizeof case2);
+    uint64_t entries[4] = {SRC + 0x17, SRC + 0x2b, SRC + 0x32, 0};
+    memcpy(in + T, entries, sizeof entries);
+    uint64_t ro[1][2] = {{SRC + T, SRC + T + 32}};
+    readonly = (const uint64_t(*)[2])ro;
+    nreadonly = 1;
+    const char *name = bad    ? "computed goto, base spilled, the slot written in a case"
+                       : arcs ? "computed goto, base spilled, arcs"
+                              : "computed goto, base spilled";
+    fn_case c = {name, in, sizeof in, T, 0, 0};
+    reloc_probes probes = {.entry = true, .arcs = true};
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, arcs ? &probes : NULL, DEST, NULL, 0, &info, &out);
+    CHECK(p && info.njump_tables == (bad ? 0u : arcs ? 2u : 1u) && info.leaves_to_original == bad, "%zu tables, leaves %d",
+          info.njump_tables, info.leaves_to_original);
+    for (size_t k = 0; p && !bad && k < 3; k++)
+      CHECK(reloc_copy_offset(p, entries[k]) >= 0, "case at 0x%" PRIx64 " was not decoded", entries[k]);
+    reloc_plan_free(p);
+    free(out);
+    readonly = NULL;
+    nreadonly = 0;
+  }
+}
+
 /* A table of offsets that only a mask bounds (Duff's device, `switch (len &
  * 3)`: Debian's perl's hashes): every entry up to the mask is read.  Not
  * when a ja tests a compare of a register not known to be the index: the
@@ -3026,6 +3080,7 @@ int main(void) {
   test_table_open();
   test_table_guarded();
   test_table_computed_goto_unbounded();
+  test_table_spilled_base();
   test_table_memory_through_lea();
   test_table_absolute();
   test_table_gcc_o2_nopie();
