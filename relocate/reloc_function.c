@@ -563,6 +563,22 @@ static long def_of(builder *b, size_t i, cell c) {
   return (long)b->ndefs++;
 }
 
+/* A way back from instruction FROM (index), C wanted after it: FROM stacked
+ * (SEEN, STACK, *TOP) when it does not write C, its def met (appended to
+ * builder.reach) when it does; false when out of memory. */
+static bool way_from(builder *b, cell c, size_t from, bool *seen, size_t *stack, size_t *top) {
+  if (seen[from]) return true;
+  seen[from] = true;
+  if (!writes_cell(&b->p->insns[from].x, c)) {
+    stack[(*top)++] = from;
+    return true;
+  }
+  long d = def_of(b, from, c);
+  if (d < 0 || !grow((void **)&b->reach, &b->capreach, b->nreach + 1, sizeof *b->reach)) return false;
+  b->reach[b->nreach++] = (size_t)d;
+  return true;
+}
+
 /* Walks back from instruction START (index), C wanted on entering it: the
  * defs every way meets first, appended to builder.reach (from *FIRST on);
  * false when a way reaches the entry or a side entry (C comes from outside
@@ -582,20 +598,10 @@ static bool reach(builder *b, size_t start, cell c, size_t *first) {
     ok = a != p->entry;
     for (size_t k = 0; ok && k < b->nsides; k++) ok = b->sides[k] != a;
     long fall = falls_into(p, a);
+    if (ok && fall >= 0) ok = way_from(b, c, (size_t)fall, seen, stack, &top);
     way_in key = {a, 0}, *w = ok && nways ? bsearch(&key, ways, nways, sizeof key, by_to) : NULL;
     while (w && w > ways && w[-1].to == a) w--;
-    for (long from = fall; ok && (from >= 0 || (w && w < ways + nways && w->to == a));
-         from = w && w < ways + nways && w->to == a ? (long)(w++)->from : -1) {
-      if (from < 0 || seen[from]) continue;
-      seen[from] = true;
-      if (!writes_cell(&p->insns[from].x, c)) {
-        stack[top++] = (size_t)from;
-        continue;
-      }
-      long d = def_of(b, (size_t)from, c);
-      ok = d >= 0 && grow((void **)&b->reach, &b->capreach, b->nreach + 1, sizeof *b->reach);
-      if (ok) b->reach[b->nreach++] = (size_t)d;
-    }
+    for (; ok && w && w < ways + nways && w->to == a; w++) ok = way_from(b, c, w->from, seen, stack, &top);
   }
   free(seen);
   free(stack);

@@ -2339,33 +2339,40 @@ def test_debian_oracle(ctx, name, argv, stdin):
 DEBIAN_FLOW = ['grep', 'find', 'diff', 'perl', 'bash', 'python3']
 
 
+def flow_run(ctx, tname, argv, stdin, module, opts=()):
+    """ARGV run natively and under -c dump_arcs.lua (OPTS before its --):
+    (problems, the functions of MODULE in its dump.json, the command).  The
+    problems: a timeout, output or status unlike the native run's, and
+    flow_problems."""
+    outdir = ctx.scratch(tname.replace('/', '-'))
+    nst, nout, nerr, _ = run_proc(argv, stdin)
+    cmd = [ctx.lp, 'run', '-c', DUMP_ARCS, '-o', outdir] + list(opts) + ['--'] + argv
+    lst, lout, lerr, timed_out = run_proc(cmd, stdin, timeout=RUN_TIMEOUT)
+    probs, funcs = ['timed out'] if timed_out else [], []
+    if (nst, nout, nerr) != (lst, lout, non_lp_stderr(lerr)):
+        probs.append('output or status differs from the native run: %s' % first_diff(nout + nerr, lout + non_lp_stderr(lerr)))
+    if not probs:
+        try:
+            funcs = exe_functions(load_dump(outdir), module)
+            probs += flow_problems(funcs, 'arcs')
+        except (OSError, ValueError) as e:
+            probs.append('dump.json: %s' % e)
+    return probs, funcs, cmd
+
+
 def test_debian_flow(ctx, name, argv, stdin):
     """debian/flow/NAME: under -c dump_arcs.lua, output and status as
     natively and flow conserved at every block of the executable's functions
-    (flow_problems).  bash (its command substitutions fork in make_child, a
+    (flow_run).  bash (its command substitutions fork in make_child, a
     function of its own) and python3 (~40 cold parts entered only past their
     start) fail on the build before session 23."""
     tname = 'debian/flow/' + name
     argv, stdin, exe = debian_command(ctx, argv, stdin)
     if not exe:
         return [(tname, ['%s is not installed' % argv[0]])]
-    outdir = ctx.scratch(tname.replace('/', '-'))
-    nst, nout, nerr, _ = run_proc(argv, stdin)
-    cmd = [ctx.lp, 'run', '-c', DUMP_ARCS, '-o', outdir, '--'] + argv
-    lst, lout, lerr, timed_out = run_proc(cmd, stdin, timeout=RUN_TIMEOUT)
-    probs = []
-    if timed_out:
-        probs.append('timed out')
-    if (nst, nout, nerr) != (lst, lout, non_lp_stderr(lerr)):
-        probs.append('output or status differs from the native run: %s' % first_diff(nout + nerr, lout + non_lp_stderr(lerr)))
-    if not probs:
-        try:
-            funcs = exe_functions(load_dump(outdir), os.path.realpath(exe))
-            probs += flow_problems(funcs, 'arcs')
-            if sum(1 for f in funcs if f.get('edges')) < 10:
-                probs.append('fewer than 10 functions with edges')
-        except (OSError, ValueError) as e:
-            probs.append('dump.json: %s' % e)
+    probs, funcs, cmd = flow_run(ctx, tname, argv, stdin, os.path.realpath(exe))
+    if not probs and sum(1 for f in funcs if f.get('edges')) < 10:
+        probs.append('fewer than 10 functions with edges')
     if probs:
         probs[0] += '  [repro: %s]' % ' '.join(cmd)
     return [(tname, probs[:8])]
@@ -2380,35 +2387,23 @@ GDB_PYTHON = ['gdb', '-nx', '-batch', '-ex',
 def test_libpython(ctx):
     """debian/libpython/gdb: Debian's libpython3.11 (PIC, stripped of its
     local symbols; gdb, which the set-up installs, embeds it) instrumented
-    (--include 'libpython3*') running a re/json one-liner, under -c
-    dump_arcs.lua: output and status as natively, no function of the library
-    that ran measured only up to an indirect jump, flow conserved at every
-    block, and _PyEval_EvalFrameDefault's copy counting its table edges.  Its
-    eval loop and regex engine keep their computed-goto tables' addresses in
-    stack slots and other registers (`mov 0x10(%rsp), %rdi; jmp *(%rdi,%rdx,8)`):
+    (--include 'libpython3*') running a re/json one-liner (flow_run): output
+    and status as natively, flow conserved at every block, no function of
+    the library that ran measured only up to an indirect jump, and
+    _PyEval_EvalFrameDefault's copy counting its table edges.  Its eval loop
+    and regex engine keep their computed-goto tables' addresses in stack
+    slots and other registers (`mov 0x10(%rsp), %rdi; jmp *(%rdi,%rdx,8)`):
     before session 24 both left their copies at the first dispatch."""
     tname = 'debian/libpython/gdb'
     if not shutil.which('gdb') or not os.path.exists(LIBPYTHON):
         return [(tname, ['gdb or %s is not installed' % LIBPYTHON])]
-    outdir = ctx.scratch(tname.replace('/', '-'))
-    nst, nout, nerr, _ = run_proc(GDB_PYTHON)
-    cmd = [ctx.lp, 'run', '-c', DUMP_ARCS, '--include', 'libpython3*', '-o', outdir, '--'] + GDB_PYTHON
-    lst, lout, lerr, timed_out = run_proc(cmd, timeout=RUN_TIMEOUT)
-    probs = ['timed out'] if timed_out else []
-    if (nst, nout, nerr) != (lst, lout, non_lp_stderr(lerr)):
-        probs.append('output or status differs from the native run: %s' % first_diff(nout + nerr, lout + non_lp_stderr(lerr)))
-    if not probs:
-        try:
-            funcs = exe_functions(load_dump(outdir), LIBPYTHON)
-            partial = [f['name'] for f in funcs if f.get('count') and 'indirect jump' in (f.get('note') or '')]
-            if partial:
-                probs.append('measured only up to an indirect jump: %s' % ', '.join(partial[:5]))
-            probs += flow_problems(funcs, 'arcs')
-            ev = {f['name']: f for f in funcs}.get('_PyEval_EvalFrameDefault', {})
-            if sum(1 for e in ev.get('edges') or [] if e['kind'] == 'table' and e.get('count')) < 20:
-                probs.append('_PyEval_EvalFrameDefault: fewer than 20 table edges run')
-        except (OSError, ValueError) as e:
-            probs.append('dump.json: %s' % e)
+    probs, funcs, cmd = flow_run(ctx, tname, GDB_PYTHON, None, LIBPYTHON, ['--include', 'libpython3*'])
+    partial = [f['name'] for f in funcs if f.get('count') and 'indirect jump' in (f.get('note') or '')]
+    if partial:
+        probs.append('measured only up to an indirect jump: %s' % ', '.join(partial[:5]))
+    ev = {f['name']: f for f in funcs}.get('_PyEval_EvalFrameDefault', {})
+    if not probs and sum(1 for e in ev.get('edges') or [] if e['kind'] == 'table' and e.get('count')) < 20:
+        probs.append('_PyEval_EvalFrameDefault: fewer than 20 table edges run')
     if probs:
         probs[0] += '  [repro: %s]' % ' '.join(cmd)
     return [(tname, probs[:8])]
