@@ -1935,7 +1935,7 @@ def test_out_partial_note(ctx, opt):
     tail call: nothing of it runs unmeasured), nor via_offset, the same through a
     pointer loaded from a byte offset (`mov (%rbp,%rbx,1),%rax`, no table), nor
     via_default, the same through a pointer or its default (`cmove %rdx,%rax`),
-    nor via_table, the same through a table of function pointers, nor the C
+    nor via_choice, to one of two functions (`lea f(%rip)`, `cmovne`), nor via_table, the same through a table of function pointers, nor the C
     runtime's deregister_tm_clones and register_tm_clones (`jmp *%rax` with
     no call frame information, in a function that never moves rsp)."""
     name = 'outputs/partial_note/%s' % opt
@@ -1953,7 +1953,8 @@ def test_out_partial_note(ctx, opt):
     named = set(note[0].rsplit(': ', 1)[1].split(', ')) if note else set()
     if 'writable_dispatch' not in named:
         probs.append('writable_dispatch not named as measured in part: %r' % (note or lerr[-300:]))
-    for fn in ('via_pointer', 'via_offset', 'via_default', 'via_table', 'deregister_tm_clones', 'register_tm_clones'):
+    for fn in ('via_pointer', 'via_offset', 'via_default', 'via_choice', 'via_table', 'deregister_tm_clones',
+               'register_tm_clones'):
         if fn in named:
             probs.append('%s (a tail call through a pointer) named as measured in part: %r' % (fn, note))
     if probs:

@@ -685,7 +685,9 @@ bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx, ui
       if (indexes_entries(b)) *table = table_named(i, b, prev, ctx);
       return indexes_entries(b);
     }
-    return !(i->mnemonic == ZYDIS_MNEMONIC_MOV && is_reg(a, t->reg) && b->type == X64_OP_REG);
+    bool plain = (i->mnemonic == ZYDIS_MNEMONIC_MOV && (b->type == X64_OP_REG || b->type == X64_OP_IMM)) ||
+                 (i->mnemonic == ZYDIS_MNEMONIC_LEA && i->rip_relative); /* another register, an address */
+    return !(plain && is_reg(a, t->reg));
   }
   return false;
 }

@@ -105,10 +105,12 @@ bool x64_match_jump_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
  * entry plus its base)?  False for a register loaded from a plain memory operand
  * (a function pointer in a struct) or from a byte offset (`[rB+rX]`: a pointer
  * at a computed offset in an object, CPython's vectorcall), copied from
- * another, or set before the straight-line code that reaches the jmp (an
- * argument); a `cmovcc` from another register on the way is a copy too, what
- * the register held before it deciding (CPython's object_str: `mov 0x58(%rax),
- * %rax; test; cmove %rdx,%rax; jmp *%rax`, its default in rdx).  *TABLE gets the table's address when the code names it (`jmp
+ * another, set to a constant address (`mov $f, %eax`, `lea f(%rip), %rax`),
+ * or set before the straight-line code that reaches the jmp (an argument); a
+ * `cmovcc` from another register on the way is a copy too, what the register
+ * held before it deciding (CPython's object_str: `mov 0x58(%rax), %rax; test;
+ * cmove %rdx,%rax; jmp *%rax`, its default in rdx; OpenSSL's BN_nnmod in
+ * node: `mov $BN_add, %eax; cmove %rdx, %rax; jmp *%rax`).  *TABLE gets the table's address when the code names it (`jmp
  * [T+rX*8]` with no base; the base register's `lea rB, [rip+T]` on the way
  * back), else 0. */
 bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx, uint64_t *table);

@@ -10,6 +10,9 @@
  *   NULL, a default (CPython's object_str: `lea fallback(%rip),%rdx; mov
  *   (%rax),%rax; test %rax,%rax; cmove %rdx,%rax; jmp *%rax` in PIE builds):
  *   a tail call too.
+ * via_choice(): a tail call to one of two functions (OpenSSL's BN_nnmod in
+ *   Debian's node: `lea twice(%rip),%rdx; ...; lea thrice(%rip),%rax; cmovne
+ *   %rdx,%rax; jmp *%rax`): a tail call too.
  * via_table(): a tail call through a table of function pointers (perl's
  *   PL_check: `mov (%rdx,%rax,8),%rax; pop ...; jmp *%rax`; gcc puts this one,
  *   never written, in .data.rel.ro): its first entry, in the file, is another
@@ -19,7 +22,8 @@
  *   read and the copy is left at the dispatch: the rest of the function runs
  *   in the original body, unmeasured, and the coverage collector says so.
  * main: via_pointer and via_offset 50 times each (twice and thrice alternately),
- * via_default 20 times (thrice and fallback alternately), via_table 30 times
+ * via_default 20 times (thrice and fallback alternately), via_choice 20 times
+ * (thrice and twice alternately), via_table 30 times
  * (helper, twice, thrice in turn), writable_dispatch once. */
 #include <stdio.h>
 
@@ -28,8 +32,9 @@
 /* expect: via_offset 50 */
 /* expect: via_table 30 */
 /* expect: helper 140 */
-/* expect: twice 60 */
-/* expect: thrice 70 */
+/* expect: twice 70 */
+/* expect: thrice 80 */
+/* expect: via_choice 20 */
 /* expect: via_default 20 */
 /* expect: fallback 10 */
 /* expect: writable_dispatch 1 */
@@ -60,6 +65,12 @@ __attribute__((noipa)) long via_default(const struct ops *o, long x)
 {
     long (*fn)(long) = o->fn;
     return (fn ? fn : fallback)(x);
+}
+
+__attribute__((noipa)) long via_choice(long i, long x)
+{
+    long y = x + 1;
+    return (i & 1 ? twice : thrice)(y);
 }
 
 static long (*table[3])(long) = {helper, twice, thrice};
@@ -101,6 +112,7 @@ int main(void)
     for (long i = 0; i < 50; i++) a += via_offset((const char *)(i % 2 ? &three : &two), 0, i);
     static const struct ops none = {0};
     for (long i = 0; i < 20; i++) a += via_default(i % 2 ? &three : &none, i);
+    for (long i = 0; i < 20; i++) a += via_choice(i, i);
     for (long i = 0; i < 30; i++) a += via_table(i, i);
     a += writable_dispatch(code, 64);
     printf("a=%ld sink=%ld\n", a, (long)sink);
