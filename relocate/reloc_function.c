@@ -7,7 +7,8 @@
  * once per call) and jump-table resolution (the matcher walks back through a branch where it
  * is the only way in; a table whose base register is set away from its
  * dispatch, the computed gotos of interpreters, is found in the whole
- * function or on every way into the dispatch; every such match is checked
+ * function or on every way into the dispatch, followed back through copies
+ * of registers and spills to stack slots; every such match is checked
  * again once all is decoded, and a table that no longer holds is left
  * unresolved, decoding started again; one bounded only by its index's width
  * must be read-only, an absolute one nothing bounds is read to its end and
@@ -15,6 +16,7 @@
  * a table of offsets only its byte index bounds keeps all 256 entries, its
  * cases decoded last and in order up to the first that is no code of the
  * function, decoding started again without that one and those after it;
+ * one nothing bounds is read and decoded so too, and guarded in the copy;
  * under arcs each dispatch of an absolute table gets a
  * copy of its own, other shared tables are left unresolved), then the
  * passes of the other files in order (reloc_internal.h): blocks and edges,
@@ -439,8 +441,7 @@ static bool frame_fixed(builder *b, uint64_t *from) {
   for (size_t i = 0; i < p->n && b->frame.fixed; i++) {
     const x64_insn *in = &p->insns[i].x;
     bool prologue = in->addr >= p->entry && in->addr < b->frame.from;
-    bool moves = in->flow != X64_FLOW_CALL && in->flow != X64_FLOW_CALL_INDIRECT && in->flow != X64_FLOW_RET &&
-                 !prologue && x64_insn_may_move_stack(in);
+    bool moves = !is_call(in) && in->flow != X64_FLOW_RET && !prologue && x64_insn_may_move_stack(in);
     b->frame.fixed = !moves || leaves_after(p, i);
   }
   *from = b->frame.from;
@@ -514,10 +515,6 @@ static long falls_into(const reloc_plan *p, uint64_t addr) {
   return reloc_falls_through(&p->insns[i]) && !p->insns[i].noreturn ? i : -1;
 }
 
-/* A walk back for what a register (or a stack slot) holds where an
- * instruction is entered.  Walks nest: a reload asks what its slot holds,
- * a spill what its register holds; what they all meet is one proof, whose
- * leas must name one table (builder.proof). */
 /* ways_in, kept while no instruction or table is added. */
 static struct way_in *ways_cached(builder *b, size_t *n) {
   reloc_plan *p = b->p;
@@ -691,12 +688,12 @@ static bool base_of(builder *b, int reg, uint64_t *table, uint64_t *ref) {
   for (size_t i = 0; i < p->n; i++) {
     x64_insn *in = &p->insns[i].x;
     if (is_call(in) || !x64_insn_may_write(in, reg)) continue;
-    uint64_t t, r;
+    uint64_t t, r = in->addr;
     int64_t d;
     if (x64_insn_lea_rip(in, reg, &t) || (reloads(b, in, reg, &d) && holds_table(b, i, (cell){0, d}, &t, &r))) {
       if (*table && t != *table) return false;
       *table = t;
-      *ref = x64_insn_lea_rip(in, reg, &t) ? in->addr : r;
+      *ref = r;
     } else if (!leaves_after(p, i)) {
       return false;
     }

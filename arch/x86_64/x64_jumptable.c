@@ -384,28 +384,6 @@ static const x64_insn *find_add(const x64_insn *jmp, x64_prev_insn prev, void *c
   return NULL;
 }
 
-/* gcc -O1..-O3: lea rB,[rip+T] … movsxd rI,dword [rB+rX*4] … add rI,rB … jmp rI */
-static bool match_rel32(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
-  int jreg, other;
-  const x64_insn *i = find_add(jmp, prev, ctx, &jreg, &other);
-  if (!i) return false;
-  for (i = prev(ctx, i); i; i = prev(ctx, i)) { /* movsxd loaded, [base + idx*4] */
-    if (i->mnemonic == ZYDIS_MNEMONIC_MOVSXD && i->op[0].type == X64_OP_REG &&
-        i->op[1].type == X64_OP_MEM && (i->op[0].reg == jreg || i->op[0].reg == other)) {
-      const x64_operand *m = &i->op[1];
-      int base = i->op[0].reg == jreg ? other : jreg;
-      if (m->base != base || m->index == 0 || m->scale != 4 || m->disp != 0 || m->size != 32)
-        return false;
-      out->kind = X64_TABLE_REL32;
-      if (find_bound(i, m->index, base, prev, ctx, out)) return true;
-      *out = (x64_table_match){.kind = X64_TABLE_REL32, .base_reg = base}; /* lea T hoisted */
-      return find_bound(i, m->index, 0, prev, ctx, out);
-    }
-    if (x64_insn_may_write(i, jreg) || x64_insn_may_write(i, other)) return false;
-  }
-  return false;
-}
-
 static bool address_size_prefix(const x64_insn *i) {
   static const uint8_t legacy[] = {0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65, 0x66, 0x67, 0xf0, 0xf2, 0xf3};
   for (unsigned k = 0; k < i->len && memchr(legacy, i->bytes[k], sizeof legacy); k++)
@@ -450,6 +428,31 @@ static bool split_guard_match(const x64_insn *jmp, const x64_insn *load, int reg
   return true;
 }
 
+/* gcc -O1..-O3: lea rB,[rip+T] … movsxd rI,dword [rB+rX*4] … add rI,rB … jmp rI;
+ * with no bound on rX and the movsxd right before the add, guarded
+ * (guard_match: gnulib's regex). */
+static bool match_rel32(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
+  int jreg, other;
+  const x64_insn *add = find_add(jmp, prev, ctx, &jreg, &other), *i;
+  if (!add) return false;
+  for (i = prev(ctx, add); i; i = prev(ctx, i)) { /* movsxd loaded, [base + idx*4] */
+    if (i->mnemonic == ZYDIS_MNEMONIC_MOVSXD && i->op[0].type == X64_OP_REG &&
+        i->op[1].type == X64_OP_MEM && (i->op[0].reg == jreg || i->op[0].reg == other)) {
+      const x64_operand *m = &i->op[1];
+      int base = i->op[0].reg == jreg ? other : jreg;
+      if (m->base != base || m->index == 0 || m->scale != 4 || m->disp != 0 || m->size != 32)
+        return false;
+      out->kind = X64_TABLE_REL32;
+      if (find_bound(i, m->index, base, prev, ctx, out)) return true;
+      *out = (x64_table_match){.kind = X64_TABLE_REL32, .base_reg = base}; /* lea T hoisted */
+      if (find_bound(i, m->index, 0, prev, ctx, out)) return true;
+      return i == prev(ctx, add) && m->index != base && guard_match(jmp, i, m->index, 1, base, 0, true, prev, ctx, out);
+    }
+    if (x64_insn_may_write(i, jreg) || x64_insn_may_write(i, other)) return false;
+  }
+  return false;
+}
+
 /* gcc -O0, PIC: T is loaded twice, the entry's offset is computed apart and the
  * entry sign-extended by cdqe:
  *   mov eax, [rbp+d]   (or a register)       ; the index, bound-checked before
@@ -461,10 +464,10 @@ static bool split_guard_match(const x64_insn *jmp, const x64_insn *load, int reg
  *   add rax, rdx
  *   jmp rax
  * (the two leas before the load in either order, and [rT+rX*4] accepted too).
- * Both leas name T: ref and ref2.  GUARD: the same with no bound on the
- * index (guard_match; at -O0 too gcc drops it when the default case is
+ * Both leas name T: ref and ref2.  With no bound on the index, guarded
+ * (guard_match; at -O0 too gcc drops it when the default case is
  * unreachable). */
-static bool split_form(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out, bool guard) {
+static bool match_rel32_split(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
   int jreg, other;
   const x64_insn *i = find_add(jmp, prev, ctx, &jreg, &other);
   if (!i) return false;
@@ -506,10 +509,10 @@ static bool split_form(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_t
   if (load->rip_relative || m->disp != 0 || !m->base || !m->index || m->base == m->index)
     return false;
   out->kind = X64_TABLE_REL32;
-  if (m->scale == 4 && guard) /* [rT + rX*4] */
-    return split_guard_match(jmp, load, m->index, 1, m->base, table, out->ref2, prev, ctx, out);
-  if (m->scale == 4)
-    return find_bound(load, m->index, m->base, prev, ctx, out) && out->table == table;
+  uint64_t ref2 = out->ref2;
+  if (m->scale == 4) /* [rT + rX*4] */
+    return (find_bound(load, m->index, m->base, prev, ctx, out) && out->table == table) ||
+           split_guard_match(jmp, load, m->index, 1, m->base, table, ref2, prev, ctx, out);
   if (m->scale != 1) return false;
 
   /* [rA + rB]: one holds T (lea [rip+T]), the other the index times 4 (lea [rX*4]) */
@@ -530,12 +533,10 @@ static bool split_form(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_t
       continue;
     }
     if (b->base != 0 || b->index == 0 || b->scale != 4 || b->disp != 0) return false;
-    if (guard) /* w holds the index times 4 */
-      return split_guard_match(jmp, load, w, 4, w == m->base ? m->index : m->base, table, out->ref2, prev, ctx,
-                               out);
-    if (treg) return find_bound(i, b->index, 0, prev, ctx, out);
-    return find_bound(i, b->index, w == m->base ? m->index : m->base, prev, ctx, out) &&
-           out->table == table;
+    int t = w == m->base ? m->index : m->base; /* the register of T; w holds the index times 4 */
+    bool bounded = treg ? find_bound(i, b->index, 0, prev, ctx, out)
+                        : find_bound(i, b->index, t, prev, ctx, out) && out->table == table;
+    return bounded || split_guard_match(jmp, load, w, 4, t, table, ref2, prev, ctx, out);
   }
   return false;
 }
@@ -547,10 +548,11 @@ static bool split_form(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_t
  * one lands in the code, so reading on to the first that does not never
  * cuts the table short, and what lies past it is another table's labels,
  * never jumped through, or entries that decode as no code, and then
- * decoding starts again without it (relocate/reloc_function.c). */
-static bool guessed(uint64_t t, uint64_t load, x64_table_match *out) {
-  *out = (x64_table_match){.kind = X64_TABLE_ABS64, .table = t, .ref = load, .load = load,
-                           .nentries = MAX_ENTRIES, .implicit = true, .guessed = true};
+ * decoding starts again without it (relocate/reloc_function.c).  Read
+ * through BASE (not 0), T is the caller's to find, as base_reg's is. */
+static bool guessed(uint64_t t, uint64_t load, int base, x64_table_match *out) {
+  *out = (x64_table_match){.kind = X64_TABLE_ABS64, .table = t, .ref = base ? 0 : load, .base_reg = base,
+                           .load = load, .nentries = MAX_ENTRIES, .implicit = true, .guessed = true};
   return true;
 }
 
@@ -565,10 +567,7 @@ static bool match_based(const x64_insn *load, const x64_operand *m, x64_prev_ins
   *out = (x64_table_match){.kind = X64_TABLE_ABS64, .load = load->addr};
   if (find_bound(load, m->index, m->base, prev, ctx, out)) return true;
   *out = (x64_table_match){.kind = X64_TABLE_ABS64, .base_reg = m->base, .load = load->addr};
-  if (find_bound(load, m->index, 0, prev, ctx, out)) return true;
-  *out = (x64_table_match){.kind = X64_TABLE_ABS64, .base_reg = m->base, .load = load->addr,
-                           .nentries = MAX_ENTRIES, .implicit = true, .guessed = true};
-  return true;
+  return find_bound(load, m->index, 0, prev, ctx, out) || guessed(0, load->addr, m->base, out);
 }
 
 /* gcc -O1..-O3, non-PIE: jmp qword [rX*8+T]; PIE: jmp qword [rB+rX*8]
@@ -582,7 +581,7 @@ static bool match_abs64(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_
   out->kind = X64_TABLE_ABS64;
   out->table = (uint64_t)m->disp;
   out->ref = out->load = jmp->addr;
-  return find_bound(jmp, m->index, 0, prev, ctx, out) || guessed(out->table, jmp->addr, out);
+  return find_bound(jmp, m->index, 0, prev, ctx, out) || guessed(out->table, jmp->addr, 0, out);
 }
 
 /* gcc -O0, non-PIE: mov rJ, qword [rX*8+T] … jmp rJ (the mov names T);
@@ -605,7 +604,7 @@ static bool match_abs64_load(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
         if (i->disp_size != 32) return false;
         out->table = (uint64_t)m->disp;
         out->ref = i->addr;
-        return find_bound(i, m->index, 0, prev, ctx, out) || guessed(out->table, i->addr, out);
+        return find_bound(i, m->index, 0, prev, ctx, out) || guessed(out->table, i->addr, 0, out);
       }
       return match_based(i, m, prev, ctx, out);
     }
@@ -640,31 +639,6 @@ static uint64_t table_named(const x64_insn *i, const x64_operand *m, x64_prev_in
   return 0;
 }
 
-/* gcc -O2, PIC, no bound on the index: lea rB,[rip+T] … movsxd rI,dword
- * [rB+rX*4]; add rI,rB; jmp rI (every matcher before failed). */
-static bool match_rel32_guarded(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
-                                x64_table_match *out) {
-  int jreg, other;
-  const x64_insn *add = find_add(jmp, prev, ctx, &jreg, &other);
-  const x64_insn *load = add ? prev(ctx, add) : NULL;
-  if (!load || load->mnemonic != ZYDIS_MNEMONIC_MOVSXD || load->op[0].type != X64_OP_REG ||
-      (load->op[0].reg != jreg && load->op[0].reg != other) || load->op[1].type != X64_OP_MEM)
-    return false;
-  const x64_operand *m = &load->op[1];
-  int base = load->op[0].reg == jreg ? other : jreg;
-  if (m->base != base || m->index == 0 || m->index == base || m->scale != 4 || m->disp != 0 || m->size != 32)
-    return false;
-  return guard_match(jmp, load, m->index, 1, base, 0, true, prev, ctx, out);
-}
-
-static bool match_rel32_split(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
-  return split_form(jmp, prev, ctx, out, false);
-}
-
-static bool match_rel32_split_guarded(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
-  return split_form(jmp, prev, ctx, out, true);
-}
-
 bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx, uint64_t *table) {
   const x64_operand *t = &jmp->op[0];
   *table = 0;
@@ -695,7 +669,7 @@ bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx, ui
 bool x64_match_jump_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
                           x64_table_match *out) {
   static bool (*const matchers[])(const x64_insn *, x64_prev_insn, void *, x64_table_match *) = {
-      match_rel32, match_rel32_split, match_abs64, match_abs64_load, match_rel32_guarded, match_rel32_split_guarded};
+      match_rel32, match_rel32_split, match_abs64, match_abs64_load};
   if (jmp->flow != X64_FLOW_JMP_INDIRECT) return false;
   for (size_t k = 0; k < sizeof matchers / sizeof *matchers; k++) {
     *out = (x64_table_match){0};

@@ -24,8 +24,8 @@
  * index's width bounds it: `and eX, 2^k-1` or a zero-extended byte, and
  * (ABS64) `mov rJ, qword [rB+rX*8]` with rB holding T is accepted too; a
  * REL32 table only a zero-extended byte bounds is `open` (gcc laid out fewer
- * than 256 entries); `jmp [T+rX*8]` that nothing bounds is read to the
- * table's end (`guessed`).  A REL32 dispatch that nothing bounds at all
+ * than 256 entries); an absolute table that nothing bounds (`jmp [T+rX*8]`,
+ * or through a base register) is read to the table's end (`guessed`).  A REL32 dispatch that nothing bounds at all
  * (gnulib's regex: an index loaded from the stack, the default case
  * unreachable; -O2's and -O0's PIC forms) is `guarded`: the copy compares
  * the index with the entries it kept and sends the others to the original
@@ -74,9 +74,10 @@ typedef struct x64_table_match {
                         too; the caller keeps all 256, every one sending where the
                         original's would, and decodes them in order up to the first that
                         does not decode as code of the function (reloc_function.c) */
-  bool guessed;      /* `jmp [T+rX*8]` with nothing that bounds the index on the way back
-                        (the callers bound it, or gcc knows the default case unreachable:
-                        CPython's Py_UNREACHABLE): nentries is MAX_ENTRIES, the caller
+  bool guessed;      /* ABS64 (`jmp [T+rX*8]`, `mov rJ, [rB+rX*8]`, ...) with nothing that
+                        bounds the index on the way back (the callers bound it, or gcc knows
+                        the default case unreachable: CPython's Py_UNREACHABLE, its regex
+                        engine's opcodes): nentries is MAX_ENTRIES, the caller
                         reads the table to its end (its first entry outside the code) and
                         may find it read too far (entries past it that decode as no code) */
   bool guarded;      /* REL32 and nothing bounds the index on the way back: nentries is
