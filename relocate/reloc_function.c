@@ -15,10 +15,13 @@
  * refused, decoding started again, when what it reads decodes as no code;
  * a table of offsets only its byte index bounds keeps all 256 entries, its
  * cases decoded last and in order up to the first that is no code of the
- * function, decoding started again without that one and those after it;
- * one nothing bounds is read and decoded so too, and guarded in the copy;
- * under arcs each dispatch of an absolute table gets a
- * copy of its own, other shared tables are left unresolved), then the
+ * function (cut there and then when its straight line does not decode,
+ * else decoding started again without that one and those after it) or the
+ * next table the function reads; one nothing bounds is read and decoded so
+ * too, and guarded in the copy, each dispatch with a guard of its own;
+ * under arcs each dispatch of a table gets a copy of its own where its
+ * load can read it by a displacement, other shared tables are left
+ * unresolved), then the
  * passes of the other files in order (reloc_internal.h): blocks and edges,
  * flags liveness, probe placement, and the measure pass of the layout (all
  * rel32: which rel8 reach, a bound on the size); emit runs the layout again
@@ -39,7 +42,7 @@
 #define MAX_UNSHARED 8
 #define MAX_GUESSED 4 /* guessed tables taken in one decoding, at most */
 #define MAX_DEFS 1024 /* writes of registers and slots followed back from one table's read */
-#define MAX_OPEN 4    /* open tables (x64_table_match.open) in one function, at most */
+#define MAX_OPEN 256  /* open and guarded tables in one function, at most (rustup's main closure: 89) */
 #define MAX_CUT_ATTEMPTS 8 /* decodings started again to cut open tables; then none is decoded */
 #define PLAUSIBLE (1ull << 30) /* an open table's entry decodes as no code that reaches farther */
 
@@ -754,10 +757,18 @@ static bool falls_from(const reloc_plan *p, size_t from, size_t to) {
   return false;
 }
 
+/* `jmp [rip+x]`: a tail call through the GOT or a pointer, never a way back
+ * into the function, nor through a register. */
+static bool through_pointer_at(const x64_insn *jmp) {
+  return jmp->rip_relative && jmp->op[0].type == X64_OP_MEM && jmp->op[0].index == 0;
+}
+
 /* Does REG hold table TB wherever the dispatch I (index) reads it, once all
  * is decoded?  Across the whole function (base_of), or on every way into the
  * dispatch (base_reaches): then every other indirect jmp must be resolved
- * too (ALL_RESOLVED), as one left to read the register would dispatch
+ * too (ALL_RESOLVED; a tail call through a pointer in memory reads no
+ * register: rustup's drop_in_place ends in `jmp *free@GOT`), as one left to
+ * read the register would dispatch
  * through the copy's table, into the copy, by arcs no stub of its own
  * counts. */
 static bool base_settled(builder *b, const reloc_table *tb, int reg, size_t i, bool all_resolved) {
@@ -776,9 +787,10 @@ static bool base_settled(builder *b, const reloc_table *tb, int reg, size_t i, b
  * through the table go back into it, or write the register). */
 static uint64_t unsettled_table(builder *b) {
   reloc_plan *p = b->p;
-  bool all_resolved = true;
+  bool all_resolved = true; /* but tail calls through the GOT, which read no register */
   for (size_t i = 0; i < p->n && all_resolved; i++)
-    all_resolved = p->insns[i].x.flow != X64_FLOW_JMP_INDIRECT || p->insns[i].table_jmp >= 0;
+    all_resolved = p->insns[i].x.flow != X64_FLOW_JMP_INDIRECT || p->insns[i].table_jmp >= 0 ||
+                   through_pointer_at(&p->insns[i].x);
   for (size_t k = 0; k < b->nrecheck; k++) {
     size_t i = b->recheck[k];
     const reloc_table *tb = &p->tables[p->insns[i].table_jmp];
@@ -852,11 +864,15 @@ static bool of_functions(const builder *b, uint64_t table) {
  * table whatever gcc laid out.  Its entries are decoded last, one at a time
  * in order, once everything else is: the first that does not decode as code
  * of the function (an instruction overlapping one decoded, or one no compiler
- * emits there: plausible) is taken as past the table's end, and decoding
- * starts again with the entries from it on left to the original (they are
- * never jumped through; a real case cut so would run in the original, not
- * counted, with no note).  After MAX_CUT_ATTEMPTS none is decoded, and the
- * plan says it leaves to the original.  An indirect jmp not understood met on
+ * emits there: plausible) is taken as past the table's end, and the entries
+ * from it on are left to the original (they are never jumped through; a
+ * real case cut so would run in the original, not counted, with no note):
+ * at once when its straight line is what does not decode (nothing of it was
+ * decoded), else decoding starts again without them.  After
+ * MAX_CUT_ATTEMPTS none is decoded, and the plan says it leaves to the
+ * original.  No entry is read past the next table the function reads (a
+ * later table's offsets, read from this one's base, may land in the middle
+ * of its cases and be decoded first).  An indirect jmp not understood met on
  * the way leaves the copy as elsewhere.  A guarded table (x64_table_match.
  * guarded: nothing bounds its index at all) is decoded the same way, and the
  * cut ends it: the copy's table holds the entries before it, and the guard
@@ -877,6 +893,66 @@ static void open_table(builder *b, size_t t) {
   b->open[b->nopen++].limit = limit;
 }
 
+/* Entries of TABLE from LIMIT on are not decoded, in the attempts to come. */
+static void remember_cut(builder *b, uint64_t table, size_t limit) {
+  size_t k = 0;
+  while (k < b->ncuts && b->cuts[k].table != table) k++;
+  if (k == b->ncuts && k < MAX_OPEN) b->ncuts++;
+  if (k < b->ncuts) b->cuts[k] = (open_cut){table, limit};
+}
+
+/* Would walk() follow the straight line from A, an open table's entry, with
+ * no failure?  It fails at once where the line overlaps what is decoded, does
+ * not decode or is not plausible; a call, or a jump, or meeting decoded code
+ * ends the line well (what follows is the walk's to find). */
+static bool line_decodes(builder *b, uint64_t a) {
+  reloc_plan *p = b->p;
+  while (inside(p, a)) {
+    int32_t s = p->at[a - p->lo];
+    if (s != 0) return s > 0;
+    x64_insn x;
+    if (decode_at(b, a, &x) != DECODED || !plausible(b, &x)) return false;
+    if (x.flow != X64_FLOW_NEXT && x.flow != X64_FLOW_JCC && x.flow != X64_FLOW_JCC_SHORT)
+      return x.flow != X64_FLOW_CALL || !inside(p, x.target) || x.target == p->entry;
+    a += x.len;
+  }
+  return true;
+}
+
+/* Cuts the table of open[O] before its entry NEXT - 1, whose straight line
+ * does not decode, in this attempt (nothing of it was decoded: no need to
+ * start again), with the other copies of that table: a guarded one's guard
+ * keeps the entries before it.  False when none would be left. */
+static bool cut_before_line(builder *b, size_t o) {
+  size_t limit = b->open[o].next - 1;
+  uint64_t table = b->p->tables[b->open[o].t].table;
+  if (limit == 0) return false;
+  for (size_t k = 0; k < b->nopen; k++) {
+    reloc_table *tb = &b->p->tables[b->open[k].t];
+    if (tb->table != table) continue;
+    if (b->open[k].limit > limit) b->open[k].limit = limit;
+    if (tb->guard && tb->nentries > limit) tb->nentries = limit;
+  }
+  remember_cut(b, table, limit);
+  return true;
+}
+
+/* An open or guarded table ends where the next table the function
+ * dispatches through begins: compilers lay a function's tables out one
+ * after the other (Debian's fdfind: a table of nine entries by a byte index,
+ * then a second one, whose offsets read from the first's base land in the
+ * middle of the second's cases). */
+static void end_at_next_table(builder *b, size_t o) {
+  reloc_table *tb = &b->p->tables[b->open[o].t];
+  uint64_t next = UINT64_MAX;
+  for (size_t u = 0; u < b->p->ntables; u++)
+    if (b->p->tables[u].table > tb->table && b->p->tables[u].table < next) next = b->p->tables[u].table;
+  size_t room = next == UINT64_MAX ? SIZE_MAX : (next - tb->table) / (tb->kind == X64_TABLE_REL32 ? 4 : 8);
+  if (room == 0 || room >= b->open[o].limit) return;
+  b->open[o].limit = room;
+  if (tb->guard && tb->nentries > room) tb->nentries = room;
+}
+
 /* Queues the next entry of an open table to decode (*MORE), if any is left. */
 static lp_status next_open_entry(builder *b, bool *more) {
   *more = false;
@@ -887,9 +963,10 @@ static lp_status next_open_entry(builder *b, bool *more) {
   }
   for (size_t o = 0; o < b->nopen; o++) {
     const reloc_table *tb = &b->p->tables[b->open[o].t];
+    end_at_next_table(b, o);
     while (b->open[o].next < b->open[o].limit) {
       uint64_t target = tb->targets[b->open[o].next++];
-      if (!inside(b->p, target)) continue;
+      if (!inside(b->p, target) || (!line_decodes(b, target) && cut_before_line(b, o))) continue;
       b->walking = (long)o;
       *more = true;
       return push_work(b, target);
@@ -901,11 +978,7 @@ static lp_status next_open_entry(builder *b, bool *more) {
 /* The entry of open[walking] being decoded did not decode: the next attempt
  * stops before it. */
 static void cut_open_table(builder *b) {
-  uint64_t table = b->p->tables[b->open[b->walking].t].table;
-  size_t limit = b->open[b->walking].next - 1, k = 0;
-  while (k < b->ncuts && b->cuts[k].table != table) k++;
-  if (k == b->ncuts && k < MAX_OPEN) b->ncuts++;
-  if (k < b->ncuts) b->cuts[k] = (open_cut){table, limit};
+  remember_cut(b, b->p->tables[b->open[b->walking].t].table, b->open[b->walking].next - 1);
   b->cut = true;
 }
 
@@ -932,7 +1005,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
        * deregister_tm_clones: `jmp *%rax` to _ITM_deregisterTMCloneTable) */
       uint64_t table;
       bool reads = x64_jump_reads_table(jmp, prev_insn, p, &table);
-      bool tail = (jmp->rip_relative && jmp->op[0].type == X64_OP_MEM && jmp->op[0].index == 0) ||
+      bool tail = through_pointer_at(jmp) ||
                   (b->fn->cfi && (!reads || of_functions(b, table)) && reloc_cfi_returns_from(b->fn->cfi, jmp->addr));
       if (!tail && !b->fn->cfi && !reads) b->frameless_tail = true; /* once all is decoded */
       else if (!tail) b->leaves_to_original = true;
@@ -953,21 +1026,32 @@ static lp_status resolve_tables(builder *b, bool *more) {
     if (m.guarded) /* the entries an earlier attempt decoded, up to the first that was no code */
       for (size_t k = 0; k < b->ncuts; k++)
         if (b->cuts[k].table == m.table && b->cuts[k].limit < m.nentries) m.nentries = b->cuts[k].limit;
-    if (m.guarded && (t < p->ntables || m.nentries == 0)) { /* one dispatch per guard's escape */
+    if (m.guarded && m.nentries == 0) {
       free(targets);
       b->leaves_to_original = true;
       continue;
     }
-    bool own_copy = false; /* a second dispatch through one table, under arcs */
-    if (t < p->ntables && p->probes.arcs) {
+    const reloc_insn *ref = m.ref ? &p->insns[p->at[m.ref - p->lo] - 1] : NULL;
+    bool own_copy = false; /* a second dispatch through one table: under arcs, or guarded */
+    if (t < p->ntables && m.guarded && ref && ref->table_ref < 0) {
+      t = p->ntables; /* one escape per guard: a copy of its own, named by its own lea */
+    } else if (t < p->ntables && (p->probes.arcs || m.guarded)) {
       /* The stubs that count one dispatch's arcs need table entries of their
-       * own, which the other dispatches read too: each dispatch of an absolute
-       * table gets a copy of it, named by its own load (by a displacement from
-       * the copy a base register holds, whether its lea is on the way back or
-       * not: every lea of the table names the first copy).  Else decoding
-       * starts again without the table. */
+       * own, which the other dispatches read too, and a guard its own escape:
+       * each dispatch gets a copy of the table, named by its own load (by a
+       * displacement from the copy a base register holds, whether its lea is
+       * on the way back or not: the copy its lea names; a copy of offsets
+       * holds them from there too, where the add after the load counts them
+       * from: the two dispatches of a Rust `Once` on one table).  Else
+       * decoding starts again without the table (a guarded one leaves the
+       * copy). */
       const x64_insn *load = m.load ? &p->insns[p->at[m.load - p->lo] - 1].x : NULL;
-      own_copy = m.kind == X64_TABLE_ABS64 && load && (m.ref != m.load ? x64_can_displace_table_load(load) : true);
+      own_copy = load && (m.ref != m.load ? x64_can_displace_table_load(load) : m.kind == X64_TABLE_ABS64);
+      if (!own_copy && m.guarded) {
+        free(targets);
+        b->leaves_to_original = true;
+        continue;
+      }
       if (!own_copy) {
         free(targets);
         if (b->nunshared == MAX_UNSHARED) return lp_fail("too many jump tables shared by dispatches");
@@ -975,6 +1059,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
         *more = false;
         return LP_OK;
       }
+      if (ref && ref->table_ref >= 0) t = (size_t)ref->table_ref; /* the copy the base register holds */
     }
     if (t == p->ntables || own_copy) {
       reloc_table *nt = realloc(p->tables, (p->ntables + 1) * sizeof *nt);

@@ -25,7 +25,8 @@ typedef struct reloc_table {
   int base_reg;      /* the register every write of which is `lea base_reg, [rip+table]`
                         (computed gotos in PIC code), checked again once all is decoded; 0 */
   int32_t first;     /* under arcs, a copy of tables[first] for another dispatch of the
-                        same original table (its entries send to its own stubs); -1 */
+                        same original table (its entries send to its own stubs; offsets
+                        are from tables[first], which the base register holds); -1 */
   uint64_t guard;    /* guarded (x64_table_match.guarded): the original load of the one
                         dispatch through it, which indexes past nentries escape to (its
                         base register given back the original table by the lea at

@@ -205,13 +205,12 @@ static void write_insn(layout_ctx *c, size_t i, bool last) {
     x64_relocate_table_ref(c->w, in, L_TABLE(p, (size_t)ri->table_ref));
     return;
   }
-  const reloc_table *guarded = ri->table_load >= 0 && p->tables[ri->table_load].guard ? &p->tables[ri->table_load] : NULL;
-  if (guarded) /* indexes past the copy's table go home */
-    x64_put_bound_check(c->w, guarded->guard_reg, (uint32_t)(guarded->nentries * guarded->guard_unit),
+  const reloc_table *loaded = ri->table_load >= 0 ? &p->tables[ri->table_load] : NULL;
+  if (loaded && loaded->guard) /* indexes past the copy's table go home */
+    x64_put_bound_check(c->w, loaded->guard_reg, (uint32_t)(loaded->nentries * loaded->guard_unit),
                         L_ESCAPE(p, (size_t)ri->table_load));
-  else if (ri->table_load >= 0) { /* its own copy of the table the base register holds */
-    const reloc_table *tb = &p->tables[ri->table_load];
-    x64_relocate_table_load(c->w, in, L_TABLE(p, (size_t)ri->table_load), L_TABLE(p, (size_t)tb->first));
+  if (loaded && loaded->first >= 0) { /* its own copy of the table the base register holds */
+    x64_relocate_table_load(c->w, in, L_TABLE(p, (size_t)ri->table_load), L_TABLE(p, (size_t)loaded->first));
     return;
   }
   if (in->flow == X64_FLOW_CALL && in->target == p->entry) { /* recursion: a call, counted */
@@ -367,6 +366,7 @@ static void write_tables(layout_ctx *c) {
   if (p->ntables) origin(c, RELOC_ORIGIN_DATA);
   for (size_t t = 0; t < p->ntables; t++) {
     const reloc_table *tb = &p->tables[t];
+    size_t base = L_TABLE(p, tb->first >= 0 ? (size_t)tb->first : t); /* what the base register holds */
     x64_put_align(w, tb->kind == X64_TABLE_REL32 ? 4 : 8, /*int3=*/0xcc);
     x64_put_label(w, L_TABLE(p, t));
     for (size_t k = 0; k < tb->nentries; k++) {
@@ -374,9 +374,9 @@ static void write_tables(layout_ctx *c) {
       long e = tb->block >= 0 ? table_stub(p, (size_t)tb->block, tb->targets[k]) : -1;
       if (e >= 0) l = (long)L_STUB(p, (size_t)e);
       if (tb->kind == X64_TABLE_REL32 && l >= 0)
-        x64_put_label_diff32(w, (size_t)l, L_TABLE(p, t));
+        x64_put_label_diff32(w, (size_t)l, base);
       else if (tb->kind == X64_TABLE_REL32)
-        x64_put_address_diff32(w, tb->targets[k], L_TABLE(p, t));
+        x64_put_address_diff32(w, tb->targets[k], base);
       else if (l >= 0)
         x64_put_label_abs64(w, (size_t)l);
       else

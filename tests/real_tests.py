@@ -491,6 +491,39 @@ def test_guard_escape(ctx):
     return [(name, probs)]
 
 
+def test_shared_table(ctx):
+    """tables/shared_table: tests/real/shared_table.S, one table of offsets
+    read by two dispatches (the lea above both: Rust's Once::call).  Under
+    -c dump_arcs.lua: output as natively; step's first dispatch's table
+    edges 75 to each case, the second's 25 to cases 1-3 and none back to
+    case 0 (counts known by construction); flow conserved; no note.  Before
+    session 25 the second dispatch left the copy under arcs ("measured only
+    up to an indirect jump", no table edges)."""
+    name = 'tables/shared_table'
+    binary, err = build(ctx, 'shared_table', ['shared_table_main.c', 'shared_table.S'], ['-O2', '-Wall'])
+    if err:
+        return [(name, [err])]
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    cmd = [ctx.lp, 'run', '-c', rt.DUMP_ARCS, '-o', outdir, '--', binary]
+    probs = same_as_native(run_in([binary]), run_in(cmd))
+    try:
+        funcs = rt.exe_functions(rt.load_dump(outdir), binary)
+        probs += rt.flow_problems(funcs, 'arcs')
+        f = {g['name']: g for g in funcs}.get('step', {})
+        blocks = f.get('blocks') or [{}]
+        tables = [sorted(e.get('count') for e in f.get('edges') or [] if e['from'] == b and e['kind'] == 'table')
+                  for b in (1, 2)]
+        got = (f.get('state'), f.get('note'), blocks[0].get('count'), tables)
+        want = ('relocated', '', 300, [[75, 75, 75, 75], [0, 25, 25, 25]])
+        if got != want:
+            probs.append('step: state, note, count, table edges %s, want %s' % (got, want))
+    except (OSError, ValueError) as e:
+        probs.append('dump.json: %s' % e)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs)]
+
+
 def test_procs(ctx, mode):
     """fork / a function that forks / vfork+exec / clone(SIGCHLD) / posix_spawn / exec of itself:
     one counters file per process image with that image's counts only;
@@ -2490,6 +2523,7 @@ def jobs(ctx):
                   lambda st=stripped: test_cold_side(ctx, st)))
     j.append(('cold/catch_loop/blocks', lambda: test_catch_loop(ctx)))
     j.append(('tables/guard_escape', lambda: test_guard_escape(ctx)))
+    j.append(('tables/shared_table', lambda: test_shared_table(ctx)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))
     for t in (1, 2):
         j.append(('arcs/retree/%dthreads' % t, lambda t=t: test_retree(ctx, t)))

@@ -2270,6 +2270,12 @@ DEBIAN_COMMANDS = [
     ('seq', ['seq', '1', '3', '20000'], None),
     # gnulib's regex, compiled in: a switch on a byte whose table only the byte bounds
     ('csplit', ['csplit', '-f', '{split}', '{nums}', '/5/', '{3}'], None),
+    # Rust programs, built by LLVM (Debian's ripgrep and fd-find, one thread each: their
+    # output in one order): enums' discriminants index tables nothing bounds, tables of
+    # offsets are read by several dispatches, and laid out back to back.  No oracles:
+    # Rust's HashMap seeds itself from getrandom, its counts differ from run to run
+    ('rg', ['rg', '-j1', '-n', '--sort', 'path', 'static', '{here}/corpus'], None),
+    ('fdfind', ['fdfind', '-j1', '-e', 'c', '.', '{here}/corpus'], None),
     # Debian's interpreter, not a shim found first on PATH: non-PIE, stripped, with gcc's
     # .cold parts (hot parts jump into them past their first bytes)
     ('python3', ['/usr/bin/python3', '-c', 'import json, re, collections; '
@@ -2337,7 +2343,7 @@ def test_debian_oracle(ctx, name, argv, stdin):
 # Flow conservation under arcs on the commands that cannot be oracles (see
 # DEBIAN_ORACLE): nothing to compare the counts with, but every block's in-flow
 # must equal its out-flow, over all the process images.
-DEBIAN_FLOW = ['grep', 'find', 'diff', 'perl', 'bash', 'python3']
+DEBIAN_FLOW = ['grep', 'find', 'diff', 'perl', 'bash', 'python3', 'rg', 'fdfind']
 
 
 def flow_run(ctx, tname, argv, stdin, module, opts=()):

@@ -1,4 +1,4 @@
-/* x64_jumptable.c — backward pattern match of gcc's switch dispatch (see x64_jumptable.h). */
+/* x64_jumptable.c — backward pattern match of gcc's and LLVM's switch dispatch (see x64_jumptable.h). */
 #include "x64_jumptable.h"
 
 #include <string.h>
@@ -429,8 +429,8 @@ static bool split_guard_match(const x64_insn *jmp, const x64_insn *load, int reg
 }
 
 /* gcc -O1..-O3: lea rB,[rip+T] … movsxd rI,dword [rB+rX*4] … add rI,rB … jmp rI;
- * with no bound on rX and the movsxd right before the add, guarded
- * (guard_match: gnulib's regex). */
+ * with no bound on rX, guarded (guard_match: gnulib's regex; LLVM may write
+ * rX again between the load and the add, fdfind's `mov %rbp,%rbx`). */
 static bool match_rel32(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
   int jreg, other;
   const x64_insn *add = find_add(jmp, prev, ctx, &jreg, &other), *i;
@@ -443,10 +443,11 @@ static bool match_rel32(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_
       if (m->base != base || m->index == 0 || m->scale != 4 || m->disp != 0 || m->size != 32)
         return false;
       out->kind = X64_TABLE_REL32;
+      out->load = i->addr;
       if (find_bound(i, m->index, base, prev, ctx, out)) return true;
-      *out = (x64_table_match){.kind = X64_TABLE_REL32, .base_reg = base}; /* lea T hoisted */
+      *out = (x64_table_match){.kind = X64_TABLE_REL32, .base_reg = base, .load = i->addr}; /* lea T hoisted */
       if (find_bound(i, m->index, 0, prev, ctx, out)) return true;
-      return i == prev(ctx, add) && m->index != base && guard_match(jmp, i, m->index, 1, base, 0, true, prev, ctx, out);
+      return m->index != base && guard_match(jmp, i, m->index, 1, base, 0, true, prev, ctx, out);
     }
     if (x64_insn_may_write(i, jreg) || x64_insn_may_write(i, other)) return false;
   }

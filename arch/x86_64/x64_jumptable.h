@@ -1,4 +1,5 @@
-/* x64_jumptable.h — recognises the jump-table dispatch sequences gcc emits.
+/* x64_jumptable.h — recognises the jump-table dispatch sequences gcc emits
+ * (and LLVM's, the same shapes: Debian's Rust programs).
  *
  *   (REL32, PIC/PIE)  lea rB,[rip+T] … movsxd rI,dword [rB+rX*4] … add rI,rB … jmp rI
  *   (REL32, PIC, -O0) lea rS,[rX*4] … lea rT,[rip+T] … mov eax,dword [rS+rT] … cdqe
@@ -64,7 +65,8 @@ typedef struct x64_table_match {
                         when no lea of it is on the way back (table and ref 0): the
                         caller finds it in the whole function; 0 otherwise */
   uint64_t load;     /* ABS64: the instruction that reads the entry (`mov rJ, [rB+rX*8]`, or
-                        the jmp itself); guarded: the load of the entry; 0 otherwise */
+                        the jmp itself); REL32 at -O1..-O3 (`movsxd rI, [rB+rX*4]`) and
+                        guarded: the load of the entry; 0 otherwise */
   bool implicit;     /* no compare bounds the index: nentries is what its width (movzx
                         from a byte: 256) or a mask (and eX, 2^k-1) allows; the caller
                         must check the entries */

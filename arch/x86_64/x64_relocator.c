@@ -62,13 +62,14 @@ void x64_relocate_insn(x64_writer *w, const x64_insn *in, const x64_targets *t) 
     x64_put_bytes(w, in->bytes, in->len);
 }
 
-/* Where the ModRM byte of a table load sits: after REX.W 8B (mov r64), or
- * after FF with ModRM.reg 4 (jmp), with or without a REX; 0 for another. */
+/* Where the ModRM byte of a table load sits: after REX.W 8B (mov r64) or
+ * REX.W 63 (movsxd r64), or after FF with ModRM.reg 4 (jmp), with or without
+ * a REX; 0 for another. */
 static unsigned table_load_modrm(const x64_insn *in) {
   const uint8_t *b = in->bytes;
   unsigned op = in->len > 0 && (b[0] & 0xf0) == 0x40 ? 1 : 0; /* REX */
   if (in->len < op + 3) return 0;
-  if (b[op] == 0x8b && op == 1 && (b[0] & 0xf8) == 0x48) return op + 1;
+  if ((b[op] == 0x8b || b[op] == 0x63) && op == 1 && (b[0] & 0xf8) == 0x48) return op + 1;
   if (b[op] == 0xff && ((b[op + 1] >> 3) & 7) == 4) return op + 1;
   return 0;
 }

@@ -34,7 +34,8 @@ void x64_relocate_branch_label(x64_writer *w, const x64_insn *in, size_t label);
  * RIP-relative for `lea r, [rip+T]`, absolute for `jmp [r*8+T]`. */
 void x64_relocate_table_ref(x64_writer *w, const x64_insn *in, size_t table_label);
 
-/* `mov r64, [rB+rX*8]` (REX.W 8B) or `jmp [rB+rX*8]` ([REX] FF /4), a SIB, no
+/* `mov r64, [rB+rX*8]` (REX.W 8B), `movsxd r64, [rB+rX*4]` (REX.W 63: a table
+ * of offsets from rB) or `jmp [rB+rX*8]` ([REX] FF /4), a SIB, no
  * displacement or a zero disp8: can it be written again with a disp32, and
  * write it so, the displacement being TABLE_LABEL - BASE_LABEL (rB holds the
  * copy at BASE_LABEL; this load reads the copy at TABLE_LABEL: one table per

@@ -182,10 +182,12 @@ static void oracle(const char *name, const fn_case *c, const reloc_plan *p, cons
         CHECK(n.len == o.len && n.op[1].type == X64_OP_MEM && (uint64_t)n.op[1].disp >= dest &&
                   (uint64_t)n.op[1].disp < dest + copy_size,
               "mov at 0x%" PRIx64 " names 0x%" PRIx64, a, (uint64_t)n.op[1].disp);
-      } else if (o.mnemonic == ZYDIS_MNEMONIC_MOV && o.nops == 2 && o.op[1].type == X64_OP_MEM &&
-                 o.op[1].base && o.op[1].index && o.op[1].disp == 0 && memcmp(o.bytes, n.bytes, o.len)) {
-        /* mov rJ, [rB+rX*8] of a dispatch with a table of its own: the same load
-         * with the distance to that table (checked where the test makes one) */
+      } else if ((o.mnemonic == ZYDIS_MNEMONIC_MOV || o.mnemonic == ZYDIS_MNEMONIC_MOVSXD) && o.nops == 2 &&
+                 o.op[1].type == X64_OP_MEM && o.op[1].base && o.op[1].index && o.op[1].disp == 0 &&
+                 memcmp(o.bytes, n.bytes, o.len)) {
+        /* mov rJ, [rB+rX*8] (movsxd rI, [rB+rX*4]) of a dispatch with a table of its
+         * own: the same load with the distance to that table (checked where the
+         * test makes one) */
         CHECK(n.mnemonic == o.mnemonic && n.op[0].reg == o.op[0].reg && n.op[1].base == o.op[1].base &&
                   n.op[1].index == o.op[1].index && n.op[1].scale == o.op[1].scale && n.op[1].disp != 0,
               "load at 0x%" PRIx64 " is not the same load with a displacement", a);
@@ -2427,6 +2429,214 @@ static void test_table_guarded(void) {
   }
 }
 
+/* Where each index of the dispatch whose entry LOAD (movsxd rI, [rB+rX*4],
+ * after a guard where it has one) reads a table of offsets, rB set by the
+ * lea at LEA, sends in the copy: to the copy of CASES[k] for every k < N.
+ * Returns the load's displacement in the copy (the table it reads, from the
+ * one rB holds), or -1 when the lea or the load was not copied. */
+static int64_t check_offsets_reach(const char *name, const reloc_plan *p, const uint8_t *out, size_t size,
+                                   uint64_t hi, uint64_t lea, uint64_t load, const uint64_t *cases, size_t n) {
+  int64_t at = reloc_copy_offset(p, lea), off = reloc_copy_offset(p, load);
+  x64_insn l, m;
+  if (at < 0 || off < 0 || !decode(out + at, 15, DEST + (uint64_t)at, &l) || !l.rip_relative ||
+      !decode(out + off, 15, DEST + (uint64_t)off, &m)) {
+    CHECK(0, "the lea at 0x%" PRIx64 " or the load at 0x%" PRIx64 " was not copied", lea, load);
+    return -1;
+  }
+  for (int skip = 0; skip < 2 && m.mnemonic != ZYDIS_MNEMONIC_MOVSXD; skip++) { /* a guard: cmp; jae */
+    off += m.len;
+    if (!decode(out + off, 15, DEST + (uint64_t)off, &m)) break;
+  }
+  if (m.mnemonic != ZYDIS_MNEMONIC_MOVSXD) {
+    CHECK(0, "no movsxd where the load at 0x%" PRIx64 " was copied", load);
+    return -1;
+  }
+  uint64_t base = l.rip_target; /* what rB holds in the copy */
+  for (size_t k = 0; k < n; k++) {
+    uint64_t e = base + (uint64_t)m.op[1].disp + 4 * k;
+    int32_t entry = 0;
+    if (e >= DEST && e + 4 <= DEST + size) memcpy(&entry, out + (e - DEST), 4);
+    uint64_t reach = follow(p, SRC, hi, out, DEST, size, base + (uint64_t)(int64_t)entry);
+    CHECK(entry && reach == DEST + (uint64_t)reloc_copy_offset(p, cases[k]),
+          "the load at 0x%" PRIx64 ", index %zu reaches 0x%" PRIx64, load, k, reach);
+  }
+  return m.op[1].disp;
+}
+
+/* Two dispatches through one table of offsets nothing bounds, each with a
+ * lea of its own (Rust's enums whose niche gives the index: rustup's
+ * regex_syntax ClassSetUnion::push, `cmp $0x110000,%ecx; cmovae %eax,%ecx`
+ * and no compare of the index): each gets a copy of the table with its own
+ * guard and escape to its own original load. */
+static void test_table_guarded_twice(void) {
+  static const uint8_t own[] = {
+      0x8b, 0x07,                               /* 00: mov eax, [rdi] */
+      0x85, 0xf6,                               /* 02: test esi, esi */
+      0x74, 0x10,                               /* 04: je 0x16 */
+      0x48, 0x8d, 0x15, 0x33, 0x00, 0x00, 0x00, /* 06: lea rdx, [rip+0x33] (T = 0x40) */
+      0x48, 0x63, 0x04, 0x82,                   /* 0d: movsxd rax, dword [rdx+rax*4] */
+      0x48, 0x01, 0xd0, 0xff, 0xe0,             /* 11: add rax, rdx; jmp rax */
+      0x48, 0x8d, 0x0d, 0x23, 0x00, 0x00, 0x00, /* 16: lea rcx, [rip+0x23] */
+      0x48, 0x63, 0x04, 0x81,                   /* 1d: movsxd rax, dword [rcx+rax*4] */
+      0x48, 0x01, 0xc8, 0xff, 0xe0,             /* 21: add rax, rcx; jmp rax */
+      0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3, 0xb0, 0x03, 0xc3, /* 26, 29, 2c: cases */
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+      0xe6, 0xff, 0xff, 0xff, 0xe9, 0xff, 0xff, 0xff, 0xec, 0xff, 0xff, 0xff, /* 40: T: 0x26, 0x29, 0x2c */
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, /* past the entries: offsets out of the code */
+  };
+  static const uint8_t shared[] = { /* one lea above both (rustup's toml_parser on_scalar) */
+      /* (in both, T at 0x40: the bytes past the entries are offsets out of the code) */
+      0x8b, 0x07,                               /* 00: mov eax, [rdi] */
+      0x48, 0x8d, 0x15, 0x37, 0x00, 0x00, 0x00, /* 02: lea rdx, [rip+0x37] (T = 0x40) */
+      0x85, 0xf6,                               /* 09: test esi, esi */
+      0x74, 0x09,                               /* 0b: je 0x16 */
+      0x48, 0x63, 0x0c, 0x82,                   /* 0d: movsxd rcx, dword [rdx+rax*4] */
+      0x48, 0x01, 0xd1, 0xff, 0xe1,             /* 11: add rcx, rdx; jmp rcx */
+      0xff, 0xc0,                               /* 16: inc eax */
+      0x48, 0x63, 0x04, 0x82,                   /* 18: movsxd rax, dword [rdx+rax*4] */
+      0x48, 0x01, 0xd0, 0xff, 0xe0,             /* 1c: add rax, rdx; jmp rax */
+      0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3, 0xb0, 0x03, 0xc3, /* 21, 24, 27: cases */
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc,       /* 2a: padding */
+      0xe1, 0xff, 0xff, 0xff, 0xe4, 0xff, 0xff, 0xff, 0xe7, 0xff, 0xff, 0xff, /* 40: T: 0x21, 0x24, 0x27 */
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, /* past the entries */
+  };
+  static const uint64_t own_cases[3] = {SRC + 0x26, SRC + 0x29, SRC + 0x2c};
+  static const uint64_t shared_cases[3] = {SRC + 0x21, SRC + 0x24, SRC + 0x27};
+  for (int v = 0; v < 4; v++) {
+    bool arcs = v & 1, one_lea = v & 2;
+    static const char *const names[] = {"guarded jump table, two dispatches", "guarded jump table, two dispatches, arcs",
+                                        "guarded jump table, two dispatches, one lea",
+                                        "guarded jump table, two dispatches, one lea, arcs"};
+    const char *name = names[v];
+    fn_case c = one_lea ? CASE(name, shared, 0x2a, 0) : CASE(name, own, 0x2f, 0);
+    uint64_t ro[1][2] = {{SRC + 0x40, SRC + c.code_size}};
+    readonly = (const uint64_t(*)[2])ro;
+    nreadonly = 1;
+    reloc_probes probes = {.entry = true, .arcs = true};
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, arcs ? &probes : NULL, DEST, NULL, 0, &info, &out);
+    CHECK(p && info.njump_tables == 2 && !info.leaves_to_original, "%zu tables, leaves %d", info.njump_tables,
+          info.leaves_to_original);
+    for (int d = 0; p && out && d < 2; d++) {
+      uint64_t load = SRC + (one_lea ? (d ? 0x18 : 0x0d) : (d ? 0x1d : 0x0d));
+      int64_t at = reloc_copy_offset(p, load);
+      x64_insn cmp;
+      CHECK(at >= 0 && decode(out + at, info.copy_size - (size_t)at, DEST + (uint64_t)at, &cmp) &&
+                cmp.mnemonic == ZYDIS_MNEMONIC_CMP && cmp.op[1].imm == 3,
+            "dispatch %d: no guard comparing with 3", d);
+      uint64_t lea = SRC + (one_lea ? 0x02 : d ? 0x16 : 0x06);
+      check_offsets_reach(name, p, out, info.copy_size, SRC + c.fn_size, lea, load, one_lea ? shared_cases : own_cases,
+                          3);
+    }
+    reloc_plan_free(p);
+    free(out);
+  }
+  readonly = NULL;
+  nreadonly = 0;
+}
+
+/* Ten guarded tables in one function, each with an entry past its end
+ * that lands inside an instruction of a case (Rust's async state machines:
+ * rustup's main closure has 89 open and guarded tables): each is cut there
+ * in the decoding that meets it, with nothing to undo (the entry's first
+ * instruction overlaps one decoded), not by decoding again, which a
+ * function may do only MAX_CUT_ATTEMPTS times. */
+static void test_table_guarded_many(void) {
+  enum { N = 10, BASE = 0x80, D = 0x20, T = 0x200 };
+  static uint8_t in[T + N * 16];
+  memset(in, 0xcc, sizeof in);
+  const uint8_t head[] = {0x8b, 0x07}; /* 00: mov eax, [rdi] */
+  memcpy(in, head, sizeof head);
+  for (int k = 0; k < N; k++) {
+    uint32_t at = 2 + 9 * (uint32_t)k, to = BASE + D * (uint32_t)k;
+    uint8_t *c = in + at; /* cmp esi, k; je dispatch k */
+    c[0] = 0x83, c[1] = 0xfe, c[2] = (uint8_t)k, c[3] = 0x0f, c[4] = 0x84;
+    int32_t rel = (int32_t)(to - (at + 9));
+    memcpy(c + 5, &rel, 4);
+    uint8_t *d = in + to;
+    int32_t disp = (int32_t)(T + 16 * k - (to + 7));
+    const uint8_t dispatch[] = {0x48, 0x8d, 0x15, 0, 0, 0, 0, /* lea rdx, [rip+Tk] */
+                                0x48, 0x63, 0x04, 0x82,       /* movsxd rax, dword [rdx+rax*4] */
+                                0x48, 0x01, 0xd0, 0xff, 0xe0, /* add rax, rdx; jmp rax */
+                                0xb0, 0x01, 0xc3, 0xb0, 0x02, 0xc3}; /* +16, +19: cases */
+    memcpy(d, dispatch, sizeof dispatch);
+    memcpy(d + 3, &disp, 4);
+    int32_t entries[3] = {(int32_t)(to + 16) - (T + 16 * k), (int32_t)(to + 19) - (T + 16 * k),
+                          (int32_t)(to + 17) - (T + 16 * k)}; /* the third inside case 0's mov */
+    memcpy(in + T + 16 * k, entries, sizeof entries);
+  }
+  in[2 + 9 * N] = 0xc3; /* ret */
+  uint64_t ro[1][2] = {{SRC + T, SRC + sizeof in}};
+  readonly = (const uint64_t(*)[2])ro;
+  nreadonly = 1;
+  const char *name = "ten guarded tables, each cut";
+  fn_case c = {name, in, sizeof in, BASE + D * N, 0, 0};
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+  CHECK(p && info.njump_tables == N && !info.leaves_to_original, "%zu tables, leaves %d", info.njump_tables,
+        info.leaves_to_original);
+  for (int k = 0; p && out && k < N; k++) {
+    uint64_t to = SRC + BASE + D * (uint64_t)k;
+    int64_t at = reloc_copy_offset(p, to + 7);
+    x64_insn cmp;
+    CHECK(at >= 0 && decode(out + at, info.copy_size - (size_t)at, DEST + (uint64_t)at, &cmp) &&
+              cmp.mnemonic == ZYDIS_MNEMONIC_CMP && cmp.op[1].imm == 2,
+          "dispatch %d: no guard comparing with 2", k);
+    CHECK(reloc_copy_offset(p, to + 16) >= 0 && reloc_copy_offset(p, to + 19) >= 0, "dispatch %d: a case was not decoded",
+          k);
+  }
+  reloc_plan_free(p);
+  free(out);
+  readonly = NULL;
+  nreadonly = 0;
+}
+
+/* Two tables of offsets that only their byte index bounds, one after the
+ * other (Debian's fdfind): the first's entries past its end are the
+ * second's offsets read from the first's base, and one of them decodes as
+ * an instruction that runs into the second's first case.  The first ends
+ * where the second begins, so its cases are all decoded. */
+static void test_table_open_back_to_back(void) {
+  static const uint8_t in[] = {
+      0x0f, 0xb6, 0x07,                         /* 00: movzx eax, byte [rdi] */
+      0x48, 0x8d, 0x0d, 0x36, 0x00, 0x00, 0x00, /* 03: lea rcx, [rip+0x36] (TA = 0x40) */
+      0x48, 0x63, 0x04, 0x81,                   /* 0a: movsxd rax, dword [rcx+rax*4] */
+      0x48, 0x01, 0xc8, 0xff, 0xe0,             /* 0e: add rax, rcx; jmp rax */
+      0x0f, 0xb6, 0x06,                         /* 13: movzx eax, byte [rsi] (case A0) */
+      0x48, 0x8d, 0x15, 0x2b, 0x00, 0x00, 0x00, /* 16: lea rdx, [rip+0x2b] (TB = 0x48) */
+      0x48, 0x63, 0x04, 0x82,                   /* 1d: movsxd rax, dword [rdx+rax*4] */
+      0x48, 0x01, 0xd0, 0xff, 0xe0,             /* 21: add rax, rdx; jmp rax */
+      0x31, 0xc0, 0xc3,                         /* 26: xor eax, eax; ret (case A1) */
+      0x48, 0xb8, 0, 0, 0, 0, 0, 0,             /* 29: bytes no way reaches (a movabs into 0x31) */
+      0xb0, 0x01, 0xc3,                         /* 31: mov al, 1; ret (case B0) */
+      0xb0, 0x02, 0xc3,                         /* 34: mov al, 2; ret (case B1) */
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,       /* 37: padding */
+      0xcc, 0xcc, 0xcc,
+      0xd3, 0xff, 0xff, 0xff, 0xe6, 0xff, 0xff, 0xff, /* 40: TA: 0x13, 0x26 */
+      0xe9, 0xff, 0xff, 0xff, 0xec, 0xff, 0xff, 0xff, /* 48: TB: 0x31, 0x34; from TA: 0x29, 0x2c */
+  };
+  const char *name = "two open tables back to back";
+  uint64_t ro[1][2] = {{SRC + 0x40, SRC + sizeof in}};
+  readonly = (const uint64_t(*)[2])ro;
+  nreadonly = 1;
+  fn_case c = CASE(name, in, 0x37, 0);
+  reloc_info info;
+  uint8_t *out;
+  reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
+  CHECK(p && info.njump_tables == 2 && !info.leaves_to_original, "%zu tables, leaves %d", info.njump_tables,
+        info.leaves_to_original);
+  CHECK(p && reloc_copy_offset(p, SRC + 0x31) >= 0 && reloc_copy_offset(p, SRC + 0x34) >= 0,
+        "the second table's cases were not decoded");
+  CHECK(p && reloc_copy_offset(p, SRC + 0x29) < 0, "the first table's entry past its end was decoded");
+  reloc_plan_free(p);
+  free(out);
+  readonly = NULL;
+  nreadonly = 0;
+}
+
 /* A table of offsets that only its byte index bounds (gnulib's regex in
  * Debian's csplit and ptx: `movzbl 8(%rax), %eax; movslq (%rbx,%rax,4), %rax;
  * add %rbx, %rax; jmp *%rax`, gcc having proved fewer cases than 256): the
@@ -2975,6 +3185,102 @@ static void test_table_loaded_twice(void) {
   free(out);
 }
 
+/* Two dispatches through one table of offsets, its lea hoisted above both
+ * (a Rust `std::sync::Once::call`: rustup's): under arcs each dispatch gets
+ * a copy of the table, read by its own movsxd at a displacement from the
+ * copy the base register holds, and the offsets of both copies count from
+ * that one, where the add after the load adds them to.  For every index,
+ * what each dispatch's entry sends to must reach the copy of the case. */
+static void test_table_rel32_two_dispatches(void) {
+  static const uint8_t in[] = {
+      0x4c, 0x8d, 0x3d, 0x31, 0x00, 0x00, 0x00, /* 00: lea r15, [rip+0x31] (T = 0x38) */
+      0x89, 0xfa,                               /* 07: mov edx, edi */
+      0x83, 0xe2, 0x03,                         /* 09: and edx, 3 */
+      0x49, 0x63, 0x14, 0x97,                   /* 0c: movsxd rdx, dword [r15+rdx*4] */
+      0x4c, 0x01, 0xfa,                         /* 10: add rdx, r15 */
+      0xff, 0xe2,                               /* 13: jmp rdx */
+      0x83, 0xc6, 0x01,                         /* 15: add esi, 1 (case 0) */
+      0x89, 0xf0,                               /* 18: mov eax, esi */
+      0x83, 0xe0, 0x03,                         /* 1a: and eax, 3 */
+      0x49, 0x63, 0x04, 0x87,                   /* 1d: movsxd rax, dword [r15+rax*4] */
+      0x4c, 0x01, 0xf8,                         /* 21: add rax, r15 */
+      0xff, 0xe0,                               /* 24: jmp rax */
+      0xb8, 0x01, 0x00, 0x00, 0x00, 0xc3,       /* 26: mov eax, 1; ret (case 1) */
+      0x31, 0xc0, 0xc3,                         /* 2c: xor eax, eax; ret (case 2) */
+      0xb8, 0x03, 0x00, 0x00, 0x00, 0xc3,       /* 2f: mov eax, 3; ret (case 3) */
+      0xcc, 0xcc, 0xcc,                         /* 35: padding */
+      0xdd, 0xff, 0xff, 0xff,                   /* 38: T[0] = 0x15 - 0x38 */
+      0xee, 0xff, 0xff, 0xff,                   /* 3c: T[1] = 0x26 - 0x38 */
+      0xf4, 0xff, 0xff, 0xff,                   /* 40: T[2] = 0x2c - 0x38 */
+      0xf7, 0xff, 0xff, 0xff,                   /* 44: T[3] = 0x2f - 0x38 */
+  };
+  static const uint64_t cases[4] = {SRC + 0x15, SRC + 0x26, SRC + 0x2c, SRC + 0x2f};
+  uint64_t ro[1][2] = {{SRC + 0x38, SRC + 0x48}}; /* a mask bounds it: read-only */
+  readonly = (const uint64_t(*)[2])ro;
+  nreadonly = 1;
+  for (int arcs = 0; arcs <= 1; arcs++) {
+    const char *name = arcs ? "one table of offsets, two dispatches, arcs" : "one table of offsets, two dispatches";
+    fn_case c = CASE(name, in, 0x35, 0);
+    reloc_probes probes = {.entry = true, .arcs = true};
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, arcs ? &probes : NULL, DEST, NULL, 0, &info, &out);
+    CHECK(p && info.njump_tables == (arcs ? 2u : 1u) && !info.leaves_to_original, "%zu tables, leaves %d",
+          info.njump_tables, info.leaves_to_original);
+    if (p && out) {
+      int64_t d0 = check_offsets_reach(name, p, out, info.copy_size, SRC + 0x35, SRC, SRC + 0x0c, cases, 4);
+      int64_t d1 = check_offsets_reach(name, p, out, info.copy_size, SRC + 0x35, SRC, SRC + 0x1d, cases, 4);
+      CHECK(arcs ? d0 != d1 : d0 == d1, "the loads read at %" PRId64 " and %" PRId64, d0, d1);
+    }
+    reloc_plan_free(p);
+    free(out);
+  }
+  readonly = NULL;
+  nreadonly = 0;
+}
+
+/* A table whose base register is written elsewhere (the pops of two
+ * epilogues, one before a tail call through the GOT), its cases going back
+ * into the dispatch: the base is held on every way into it, and the tail
+ * call `jmp [rip+x]`, left unresolved, reads no register that could
+ * dispatch through the copy's table (rustup's drop_in_place of a regex
+ * ClassSetUnion, whose last call is `jmp *free@GOT`). */
+static void test_table_base_with_got_tail(void) {
+  static const uint8_t in[] = {
+      0x53,                                     /* 00: push rbx */
+      0x48, 0x8d, 0x1d, 0x28, 0x00, 0x00, 0x00, /* 01: lea rbx, [rip+0x28] (T = 0x30) */
+      0xeb, 0x04,                               /* 08: jmp 0x0e */
+      0xff, 0xce, 0x89, 0xf7,                   /* 0a: dec esi; mov edi, esi (case 0) */
+      0x83, 0xff, 0x02,                         /* 0e: cmp edi, 2 */
+      0x77, 0x14,                               /* 11: ja 0x27 */
+      0x48, 0x63, 0x04, 0xbb,                   /* 13: movsxd rax, dword [rbx+rdi*4] */
+      0x48, 0x01, 0xd8,                         /* 17: add rax, rbx */
+      0xff, 0xe0,                               /* 1a: jmp rax */
+      0xbf, 0x03, 0x00, 0x00, 0x00, 0xeb, 0xeb, /* 1c: mov edi, 3; jmp 0x0e (case 1) */
+      0x31, 0xc0, 0x5b, 0xc3,                   /* 23: xor eax, eax; pop rbx; ret (case 2) */
+      0x5b,                                     /* 27: pop rbx */
+      0xff, 0x25, 0x00, 0x10, 0x00, 0x00,       /* 28: jmp [rip+0x1000] */
+      0xcc, 0xcc,                               /* 2e: padding */
+      0xda, 0xff, 0xff, 0xff,                   /* 30: T[0] = 0x0a - 0x30 */
+      0xec, 0xff, 0xff, 0xff,                   /* 34: T[1] = 0x1c - 0x30 */
+      0xf3, 0xff, 0xff, 0xff,                   /* 38: T[2] = 0x23 - 0x30 */
+  };
+  for (int arcs = 0; arcs <= 1; arcs++) {
+    const char *name = arcs ? "table base, a tail call through the GOT, arcs" : "table base, a tail call through the GOT";
+    fn_case c = CASE(name, in, 0x2e, 0);
+    reloc_probes probes = {.entry = true, .arcs = true};
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, arcs ? &probes : NULL, DEST, NULL, 0, &info, &out);
+    CHECK(p && info.njump_tables == 1 && !info.leaves_to_original, "%zu tables, leaves %d", info.njump_tables,
+          info.leaves_to_original);
+    for (size_t k = 0; p && k < 3; k++)
+      CHECK(reloc_copy_offset(p, SRC + (uint64_t[]){0x0a, 0x1c, 0x23}[k]) >= 0, "case %zu was not decoded", k);
+    reloc_plan_free(p);
+    free(out);
+  }
+}
+
 /* A jump through a pointer read from memory (no table) in a function with
  * no call frame information: where a push moved rsp before it, it may jump
  * back into the function (the copy is left there); where nothing moves rsp
@@ -3087,6 +3393,11 @@ int main(void) {
   test_table_gcc_o0_nopie();
   test_table_gcc_o0_pic();
   test_table_loaded_twice();
+  test_table_rel32_two_dispatches();
+  test_table_guarded_twice();
+  test_table_guarded_many();
+  test_table_open_back_to_back();
+  test_table_base_with_got_tail();
   test_unresolved_indirect();
   test_writer_shapes();
   test_blocks_cover();
