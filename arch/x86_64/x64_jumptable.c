@@ -667,10 +667,39 @@ bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx, ui
   return false;
 }
 
+/* LLVM keeps a dispatch's target in a stack slot (a Rust `match` in a loop:
+ * `lea T(%rip),%rax; movslq (%rax,%rdx,4),%rdx; add %rax,%rdx; mov
+ * %rdx,0x28(%rsp); ...; jmp *0x28(%rsp)`, calls between them too): on the
+ * way back from `jmp [rsp+d]`, with rsp as it is at the jmp (calls give it
+ * back), the store that fills the slot from rR is taken for a `jmp rR` and
+ * matched as a table of offsets whose lea is on the way (a hoisted base
+ * would have to hold the table at the jmp, which the walks of the caller
+ * check, not at the store). */
+static bool match_through_slot(const x64_insn *jmp, x64_prev_insn prev, void *ctx, x64_table_match *out) {
+  const x64_operand *m = &jmp->op[0];
+  if (m->type != X64_OP_MEM || m->base != ZYDIS_REGISTER_RSP || m->index != 0 || m->size != 64) return false;
+  const x64_insn *i = prev(ctx, jmp);
+  for (int steps = 0; i && steps < SCAN_LIMIT; steps++, i = prev(ctx, i)) {
+    int reg;
+    int64_t d;
+    if (x64_insn_spill(i, &reg, &d) && d == m->disp) {
+      x64_insn at = *i; /* `jmp reg` where the store is */
+      at.flow = X64_FLOW_JMP_INDIRECT;
+      at.rip_relative = false;
+      at.nops = 1;
+      at.op[0] = (x64_operand){.type = X64_OP_REG, .size = 64, .reg = reg};
+      return match_rel32(&at, prev, ctx, out) && !out->base_reg;
+    }
+    bool call = i->flow == X64_FLOW_CALL || i->flow == X64_FLOW_CALL_INDIRECT;
+    if (x64_insn_may_store_to_slot(i, m->disp) || (!call && x64_insn_may_move_stack(i))) return false;
+  }
+  return false;
+}
+
 bool x64_match_jump_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
                           x64_table_match *out) {
   static bool (*const matchers[])(const x64_insn *, x64_prev_insn, void *, x64_table_match *) = {
-      match_rel32, match_rel32_split, match_abs64, match_abs64_load};
+      match_rel32, match_rel32_split, match_abs64, match_abs64_load, match_through_slot};
   if (jmp->flow != X64_FLOW_JMP_INDIRECT) return false;
   for (size_t k = 0; k < sizeof matchers / sizeof *matchers; k++) {
     *out = (x64_table_match){0};

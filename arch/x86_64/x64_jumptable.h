@@ -6,6 +6,8 @@
  *                     (or movsxd rax,dword [rS+rT]) … lea rU,[rip+T] … add rax,rU … jmp rax
  *   (ABS64, non-PIE)  jmp qword [rX*8+T]
  *   (ABS64, -O0)      mov rJ,qword [rX*8+T] … jmp rJ
+ *   (REL32, LLVM)     … add rI,rB … mov [rsp+d],rI … jmp [rsp+d]: the target kept in
+ *                     a stack slot, calls between (the lea on the way back)
  * each with a bound check `cmp eX/rX, N` + `ja/jae default` (or `jbe/jb` to
  * the dispatch) found by walking back along the predecessors the caller gives
  * (x64_prev_insn): instructions that write neither the flags nor the index may sit between the cmp and the ja (`mov edi, edi`),

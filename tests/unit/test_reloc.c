@@ -3239,6 +3239,52 @@ static void test_table_rel32_two_dispatches(void) {
   nreadonly = 0;
 }
 
+/* A dispatch's target kept in a stack slot across a call, the jmp through
+ * the slot (rustup's clap Parser::get_matches_with, a Rust `match` in a
+ * loop): matched where the store fills the slot.  Variant 1: the slot is
+ * written again before the jmp, which then does not go through the table. */
+static void test_table_through_slot(void) {
+  static const uint8_t in[] = {
+      0x48, 0x83, 0xec, 0x38,                   /* 00: sub rsp, 0x38 */
+      0x8b, 0x07,                               /* 04: mov eax, [rdi] */
+      0x83, 0xf8, 0x02,                         /* 06: cmp eax, 2 */
+      0x77, 0x35,                               /* 09: ja 0x40 */
+      0x48, 0x8d, 0x0d, 0x36, 0x00, 0x00, 0x00, /* 0b: lea rcx, [rip+0x36] (T = 0x48) */
+      0x48, 0x63, 0x04, 0x81,                   /* 12: movsxd rax, dword [rcx+rax*4] */
+      0x48, 0x01, 0xc8,                         /* 16: add rax, rcx */
+      0x48, 0x89, 0x44, 0x24, 0x28,             /* 19: mov [rsp+0x28], rax */
+      0xe8, 0xdd, 0x0f, 0x00, 0x00,             /* 1e: call SRC+0x1000 */
+      0xb9, 0x06, 0x00, 0x00, 0x00,             /* 23: mov ecx, 6 (variant 1: mov [rsp+0x28], rcx) */
+      0xff, 0x64, 0x24, 0x28,                   /* 28: jmp [rsp+0x28] */
+      0xb8, 0x01, 0x00, 0x00, 0x00, 0x48, 0x83, 0xc4, 0x38, 0xc3, /* 2c: mov eax, 1; add rsp, 0x38; ret */
+      0xb8, 0x02, 0x00, 0x00, 0x00, 0x48, 0x83, 0xc4, 0x38, 0xc3, /* 36: mov eax, 2; add rsp, 0x38; ret */
+      0x31, 0xc0, 0x48, 0x83, 0xc4, 0x38, 0xc3, /* 40: xor eax, eax; add rsp, 0x38; ret */
+      0xcc,                                     /* 47: padding */
+      0xe4, 0xff, 0xff, 0xff, 0xee, 0xff, 0xff, 0xff, 0xf8, 0xff, 0xff, 0xff, /* 48: T: 0x2c, 0x36, 0x40 */
+  };
+  static const uint64_t cases[3] = {SRC + 0x2c, SRC + 0x36, SRC + 0x40};
+  static const uint8_t rewrite[] = {0x48, 0x89, 0x4c, 0x24, 0x28}; /* mov [rsp+0x28], rcx */
+  static const char *const names[] = {"dispatch through a stack slot", "dispatch through a stack slot, arcs",
+                                      "a stack slot written again before its jmp"};
+  for (int v = 0; v < 3; v++) {
+    static uint8_t code[sizeof in];
+    memcpy(code, in, sizeof in);
+    if (v == 2) memcpy(code + 0x23, rewrite, sizeof rewrite);
+    const char *name = names[v];
+    fn_case c = CASE(name, code, 0x48, 0);
+    reloc_probes probes = {.entry = true, .arcs = true};
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, v == 1 ? &probes : NULL, DEST, NULL, 0, &info, &out);
+    bool resolved = v != 2;
+    CHECK(p && info.njump_tables == (resolved ? 1u : 0u) && info.leaves_to_original == !resolved,
+          "%zu tables, leaves %d", info.njump_tables, info.leaves_to_original);
+    if (p && out && resolved) check_offsets_reach(name, p, out, info.copy_size, SRC + 0x48, SRC + 0x0b, SRC + 0x12, cases, 3);
+    reloc_plan_free(p);
+    free(out);
+  }
+}
+
 /* A table whose base register is written elsewhere (the pops of two
  * epilogues, one before a tail call through the GOT), its cases going back
  * into the dispatch: the base is held on every way into it, and the tail
@@ -3398,6 +3444,7 @@ int main(void) {
   test_table_guarded_many();
   test_table_open_back_to_back();
   test_table_base_with_got_tail();
+  test_table_through_slot();
   test_unresolved_indirect();
   test_writer_shapes();
   test_blocks_cover();
