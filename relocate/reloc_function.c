@@ -757,18 +757,14 @@ static bool falls_from(const reloc_plan *p, size_t from, size_t to) {
   return false;
 }
 
-/* `jmp [rip+x]`: a tail call through the GOT or a pointer, never a way back
- * into the function, nor through a register. */
-static bool through_pointer_at(const x64_insn *jmp) {
-  return jmp->rip_relative && jmp->op[0].type == X64_OP_MEM && jmp->op[0].index == 0;
-}
+static bool tail_call(const builder *b, const x64_insn *jmp, bool *reads);
 
 /* Does REG hold table TB wherever the dispatch I (index) reads it, once all
  * is decoded?  Across the whole function (base_of), or on every way into the
  * dispatch (base_reaches): then every other indirect jmp must be resolved
- * too (ALL_RESOLVED; a tail call through a pointer in memory reads no
- * register: rustup's drop_in_place ends in `jmp *free@GOT`), as one left to
- * read the register would dispatch
+ * too (ALL_RESOLVED; but tail calls: rustup's drop_in_place ends in `jmp
+ * *free@GOT`, its toml_parser on_scalar in a jump through a vtable once its
+ * frame is gone), as one left to read the register would dispatch
  * through the copy's table, into the copy, by arcs no stub of its own
  * counts. */
 static bool base_settled(builder *b, const reloc_table *tb, int reg, size_t i, bool all_resolved) {
@@ -787,10 +783,10 @@ static bool base_settled(builder *b, const reloc_table *tb, int reg, size_t i, b
  * through the table go back into it, or write the register). */
 static uint64_t unsettled_table(builder *b) {
   reloc_plan *p = b->p;
-  bool all_resolved = true; /* but tail calls through the GOT, which read no register */
+  bool all_resolved = true, reads;
   for (size_t i = 0; i < p->n && all_resolved; i++)
     all_resolved = p->insns[i].x.flow != X64_FLOW_JMP_INDIRECT || p->insns[i].table_jmp >= 0 ||
-                   through_pointer_at(&p->insns[i].x);
+                   tail_call(b, &p->insns[i].x, &reads);
   for (size_t k = 0; k < b->nrecheck; k++) {
     size_t i = b->recheck[k];
     const reloc_table *tb = &p->tables[p->insns[i].table_jmp];
@@ -857,6 +853,16 @@ static bool of_functions(const builder *b, uint64_t table) {
   return !inside(b->p, e) && b->p->probes.is_entry && b->p->probes.is_entry(b->p->probes.ctx, e);
 }
 
+/* Is JMP, through no table found, a tail call?  `jmp [rip+x]` (the GOT, a
+ * pointer), or, with call frame information, a jump once the frame is gone
+ * through no table (*READS) or one of pointers to functions (perl's
+ * PL_check). */
+static bool tail_call(const builder *b, const x64_insn *jmp, bool *reads) {
+  uint64_t table;
+  *reads = x64_jump_reads_table(jmp, prev_insn, b->p, &table);
+  return (jmp->rip_relative && jmp->op[0].type == X64_OP_MEM && jmp->op[0].index == 0) ||
+         (b->fn->cfi && (!*reads || of_functions(b, table)) && reloc_cfi_returns_from(b->fn->cfi, jmp->addr));
+}
 
 /* {=== open and guarded tables (x64_table_match.open, .guarded) ===
  * A table of offsets that only its byte index bounds keeps all 256 entries,
@@ -998,15 +1004,10 @@ static lp_status resolve_tables(builder *b, bool *more) {
                     base_reaches(b, i, m.base_reg, &m.table, &m.ref));
     for (size_t k = 0; matched && k < b->nunshared; k++) matched = m.table != b->unshared[k];
     if (!matched) {
-      /* jmp [rip+x]: a tail call through the GOT or a pointer, not a way back in;
-       * nor is a jump through a pointer once the frame is gone, or through a
-       * table of pointers to functions (perl's PL_check); without call frame
-       * information, in a function that never moves rsp (the C runtime's
+      /* a tail call is no way back in; without call frame information, nor is
+       * a jump in a function that never moves rsp (the C runtime's
        * deregister_tm_clones: `jmp *%rax` to _ITM_deregisterTMCloneTable) */
-      uint64_t table;
-      bool reads = x64_jump_reads_table(jmp, prev_insn, p, &table);
-      bool tail = through_pointer_at(jmp) ||
-                  (b->fn->cfi && (!reads || of_functions(b, table)) && reloc_cfi_returns_from(b->fn->cfi, jmp->addr));
+      bool reads, tail = tail_call(b, jmp, &reads);
       if (!tail && !b->fn->cfi && !reads) b->frameless_tail = true; /* once all is decoded */
       else if (!tail) b->leaves_to_original = true;
       continue;

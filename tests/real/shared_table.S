@@ -51,8 +51,56 @@ step:
         .cfi_endproc
         .size step, .-step
 
+/* stepper(n, tail): the same table's shape with its lea above a loop (in a
+ * block of its own: its jmp is the loop's only way in until the cases are
+ * decoded), and rbx written again on the way out; it ends in a tail call
+ * through a register once its frame is gone (rustup's toml_parser
+ * on_scalar, through a vtable).  From case n it runs the cases n..2
+ * (case k adds 10^k) and returns tail(sum). */
+        .globl stepper
+        .type stepper, @function
+stepper:
+        .cfi_startproc
+        push %rbx
+        .cfi_def_cfa_offset 16
+        .cfi_offset %rbx, -16
+        lea .Lsteps(%rip), %rbx
+        xor %eax, %eax
+        jmp .Lloop
+.Lstep0:
+        add $1, %eax
+        mov $1, %edi
+.Lloop:
+        cmp $2, %edi
+        ja .Lout
+        mov %edi, %ecx
+        movslq (%rbx,%rcx,4), %rcx
+        add %rbx, %rcx
+        jmp *%rcx
+.Lstep1:
+        add $10, %eax
+        mov $2, %edi
+        jmp .Lloop
+.Lstep2:
+        add $100, %eax
+        mov $3, %edi
+        jmp .Lloop
+.Lout:
+        mov %rsi, %rbx
+        mov %eax, %edi
+        mov %rbx, %rax
+        pop %rbx
+        .cfi_def_cfa_offset 8
+        jmp *%rax
+        .cfi_endproc
+        .size stepper, .-stepper
+
         .section .rodata
         .p2align 2
+.Lsteps:
+        .long .Lstep0 - .Lsteps
+        .long .Lstep1 - .Lsteps
+        .long .Lstep2 - .Lsteps
 .Ltable:
         .long .Lcase0 - .Ltable
         .long .Lcase1 - .Ltable
