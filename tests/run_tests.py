@@ -990,6 +990,16 @@ PROBE_SKIP = {'cgoto': {'O0'}}
 # offsets from a base register (tests/corpus/switchloop.c).
 PIE_PROBE_PROGRAMS = [(pn, o) for pn in PROBE_PROGRAMS for o in OPTS if o not in PROBE_SKIP.get(pn, ())]
 
+# The same programs built by clang -O2 (PIE), LLVM's code generation (Rust's
+# too): the oracles of blocks/ and arcs/ on them.  The corpus marks its
+# functions noipa, which clang does not know: noinline in its place.  Not
+# tiny and switchloop: clang finds their noinline functions pure and
+# computes their calls away (main prints a constant), so the counts they
+# declare cannot be met.
+CLANG = 'clang'
+CLANG_FLAGS = ['-O2', '-g0', '-Wall', '-fpie', '-pie', '-Dnoipa=noinline', '-Wno-unknown-attributes']
+CLANG_PROBE_PROGRAMS = [pn for pn in PROBE_PROGRAMS if pn not in ('tiny', 'switchloop')]
+
 
 
 # Executions callgrind does not count: callgrind adds the cost of a
@@ -1112,24 +1122,24 @@ def exe_functions(dump, exe):
             if os.path.realpath(str(f.get('module'))) == exe_real]
 
 
-def build_extra(ctx, prog_name, tag, flags, link_flags=(), separate_compile=False):
-    """Builds tests/corpus/PROG.c with FLAGS into work/bin/PROG.TAG (cached on
-    the flags and the source's mtime).  Returns (path, error)."""
+def build_extra(ctx, prog_name, tag, flags, link_flags=(), separate_compile=False, cc='gcc'):
+    """Builds tests/corpus/PROG.c with CC and FLAGS into work/bin/PROG.TAG
+    (cached on the flags and the source's mtime).  Returns (path, error)."""
     src = ctx.progs[prog_name].path
     bindir = os.path.join(ctx.work, 'bin')
     os.makedirs(bindir, exist_ok=True)
     out = os.path.join(bindir, '%s.%s' % (prog_name, tag))
-    stamp = ' '.join(list(flags) + ['|'] + list(link_flags))
+    stamp = ' '.join([cc] + list(flags) + ['|'] + list(link_flags))
     stampf = out + '.flags'
     with ctx._lock:
         if (os.path.exists(out) and os.path.exists(stampf) and
                 os.path.getmtime(out) >= os.path.getmtime(src) and open(stampf).read() == stamp):
             return out, None
         if separate_compile:        # gcov: PROG.TAG.gcno next to PROG.TAG.o
-            steps = [['gcc'] + list(flags) + ['-c', '-o', out + '.o', src],
-                     ['gcc'] + list(flags) + list(link_flags) + ['-o', out, out + '.o']]
+            steps = [[cc] + list(flags) + ['-c', '-o', out + '.o', src],
+                     [cc] + list(flags) + list(link_flags) + ['-o', out, out + '.o']]
         else:
-            steps = [['gcc'] + list(flags) + list(link_flags) + ['-o', out, src]]
+            steps = [[cc] + list(flags) + list(link_flags) + ['-o', out, src]]
         for cmd in steps:
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
@@ -1180,6 +1190,17 @@ def block_counts_problems(funcs, what):
     return probs
 
 
+def probe_binary(ctx, prog_name, opt, link):
+    """The build of PROG the probe tests compare: LINK 'nopie' or 'pie' (gcc,
+    the generic builds), or 'clang' (clang -O2 PIE, CLANG_FLAGS).  Returns
+    (path, error)."""
+    if link == 'clang':
+        if not shutil.which(CLANG):
+            return None, '%s not installed' % CLANG
+        return build_extra(ctx, prog_name, '%s-clang-sym' % opt, CLANG_FLAGS, cc=CLANG)
+    return ctx.binary(prog_name, (opt, link, 'sym'))[0], None
+
+
 def test_blocks(ctx, prog_name, opt, link='nopie'):
     """blocks/PROG/Ox-nopie-sym: every block's count (probes blocks="count")
     equals callgrind's execution count of the block's first instruction, and
@@ -1203,15 +1224,17 @@ def test_blocks(ctx, prog_name, opt, link='nopie'):
     if not shutil.which('valgrind'):
         return [(n, ['valgrind not installed']) for n in names]
     prog = ctx.progs[prog_name]
-    binary = ctx.binary(prog_name, (opt, link, 'sym'))[0]
+    binary, err = probe_binary(ctx, prog_name, opt, link)
+    if err:
+        return [(n, [err]) for n in names]
     s = ctx.scratch(names[0])
     jumps = {}
     cg, err = run_callgrind_instr(binary, prog.stdin, os.path.join(s, 'callgrind.out'), jumps)
     if err:
         return [(n, [err]) for n in names]
-    counts = exe_instr_counts(cg, binary, unknown=link != 'pie')
+    counts = exe_instr_counts(cg, binary, unknown=link == 'nopie')
     nst, nout, _, _ = run_proc([binary], prog.stdin)
-    skip = ('_init', '_fini') if link == 'pie' else ()
+    skip = ('_init', '_fini') if link != 'nopie' else ()
     return [(name, block_problems(ctx, prog, binary, counts, (nst, nout), collector, kind, name, skip))
             for name, collector, kind in zip(names, (DUMP_BLOCKS, DUMP_BLOCKS_COVER), ('count', 'cover'))] + \
         [(names[2], jump_problems(ctx, prog, binary, exe_object(jumps, binary), names[2]))]
@@ -1371,7 +1394,9 @@ def test_arcs(ctx, prog_name, opt, link='nopie'):
     from its block counts.  With LINK 'pie': the same on the PIE build."""
     name = 'arcs/%s/%s-%s-sym' % (prog_name, opt, link)
     prog = ctx.progs[prog_name]
-    binary = ctx.binary(prog_name, (opt, link, 'sym'))[0]
+    binary, err = probe_binary(ctx, prog_name, opt, link)
+    if err:
+        return [(name, [err])]
     s = ctx.scratch(name)
     arcs, st1, out1, _, repro, err = lp_dump(ctx, DUMP_ARCS, binary, prog.stdin,
                                              os.path.join(s, 'arcs'))
@@ -2702,6 +2727,9 @@ def main():
         for pn, o in PIE_PROBE_PROGRAMS:
             jobs.append(('blocks/%s/%s-pie-sym' % (pn, o), lambda pn=pn, o=o: test_blocks(ctx, pn, o, 'pie')))
             jobs.append(('arcs/%s/%s-pie-sym' % (pn, o), lambda pn=pn, o=o: test_arcs(ctx, pn, o, 'pie')))
+        for pn in CLANG_PROBE_PROGRAMS:
+            jobs.append(('blocks/%s/O2-clang-sym' % pn, lambda pn=pn: test_blocks(ctx, pn, 'O2', 'clang')))
+            jobs.append(('arcs/%s/O2-clang-sym' % pn, lambda pn=pn: test_arcs(ctx, pn, 'O2', 'clang')))
         for o in OPTS:
             jobs.append(('arcs/branches/%s-nopie-g' % o, lambda o=o: test_arcs_known(ctx, o)))
         for pn, o in GCOV_PROGRAMS:

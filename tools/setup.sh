@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 packages="gcc libc6-dev make pkg-config meson ninja-build python3 binutils valgrind
   libelf-dev libdw-dev libunwind-dev libzydis-dev libzycore-dev libcapstone-dev liblua5.4-dev
-  lua5.4 lcov bolt-16 bc gdb libc6-i386 ripgrep fd-find"
+  lua5.4 lcov bolt-16 bc gdb libc6-i386 ripgrep fd-find clang"
 
 missing=""
 for p in $packages; do
