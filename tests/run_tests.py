@@ -2688,6 +2688,11 @@ def main():
     ap.add_argument('--native-only', action='store_true',
                     help='check the corpus and the native half only (no lazyprobe needed)')
     args = ap.parse_args()
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        # run as a background job of a shell without job control: SIGINT ignored, which
+        # every lazyprobe started would inherit, and keep (as a tool started so should);
+        # the tests that send lazyprobe SIGINT are about a lazyprobe that heeds it
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if not args.native_only:
         if not args.lazyprobe or not os.access(args.lazyprobe, os.X_OK):
             print('run_tests.py: --lazyprobe PATH (an executable) is required', file=sys.stderr)
