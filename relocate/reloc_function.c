@@ -795,13 +795,14 @@ static uint64_t unsettled_table(builder *b) {
         (!m.implicit && m.nentries > tb->nentries) || (!m.base_reg && m.table != tb->table))
       return tb->table; /* with a base register now, base_settled says whether it holds tb */
     long lea = m.base_reg ? -1 : reloc_insn_at(p, m.ref); /* or the load that names the table itself */
+    size_t at = m.via ? (size_t)reloc_insn_at(p, m.via) : i; /* where the base was read last */
     uint64_t t;
     int reg = m.base_reg ? m.base_reg
               : lea >= 0 && x64_insn_lea_rip(&p->insns[lea].x, p->insns[lea].x.op[0].reg, &t) &&
-                        !falls_from(p, (size_t)lea, i)
+                        !falls_from(p, (size_t)lea, at)
                   ? p->insns[lea].x.op[0].reg
                   : 0;
-    if (reg && !base_settled(b, tb, reg, i, all_resolved)) return tb->table;
+    if (reg && !base_settled(b, tb, reg, at, all_resolved)) return tb->table;
   }
   for (size_t i = 0; i < p->n; i++) {
     int t = p->insns[i].table_jmp;
@@ -1033,8 +1034,19 @@ static lp_status resolve_tables(builder *b, bool *more) {
       continue;
     }
     const reloc_insn *ref = m.ref ? &p->insns[p->at[m.ref - p->lo] - 1] : NULL;
+    reloc_insn *ld = m.load && m.ref != m.load ? &p->insns[p->at[m.load - p->lo] - 1] : NULL;
     bool own_copy = false; /* a second dispatch through one table: under arcs, or guarded */
-    if (t < p->ntables && m.guarded && ref && ref->table_ref < 0) {
+    if (ld && ld->table_load >= 0) {
+      /* a load another dispatch reads too (one target kept in a slot and jumped
+       * through twice): one table for both, whose entries cannot lead to the
+       * stubs of either under arcs, nor a guard escape to both */
+      if (p->probes.arcs || m.guarded) {
+        free(targets);
+        b->leaves_to_original = true;
+        continue;
+      }
+      t = (size_t)ld->table_load;
+    } else if (t < p->ntables && m.guarded && ref && ref->table_ref < 0) {
       t = p->ntables; /* one escape per guard: a copy of its own, named by its own lea */
     } else if (t < p->ntables && (p->probes.arcs || m.guarded)) {
       /* The stubs that count one dispatch's arcs need table entries of their
@@ -1080,14 +1092,14 @@ static lp_status resolve_tables(builder *b, bool *more) {
     } else {
       free(targets);
     }
-    if (own_copy) { /* its load names its copy; the base register's lea keeps the first */
-      reloc_insn *load = &p->insns[p->at[m.load - p->lo] - 1];
-      *(m.ref != m.load ? &load->table_load : &load->table_ref) = (int32_t)t;
-    } else {
+    if (own_copy && !ld) { /* the jmp reads the entry: it names its copy */
+      p->insns[p->at[m.load - p->lo] - 1].table_ref = (int32_t)t;
+    } else if (!own_copy) {
       p->insns[p->at[m.ref - p->lo] - 1].table_ref = (int32_t)t; /* m.ref(2) were decoded */
       if (m.ref2) p->insns[p->at[m.ref2 - p->lo] - 1].table_ref = (int32_t)t;
     }
-    if (m.guarded) p->insns[p->at[m.load - p->lo] - 1].table_load = (int32_t)t;
+    if (ld) ld->table_load = (int32_t)t; /* its copy (the base register's lea keeps the first), or
+                                            the table, which the layout reads as it is */
     p->insns[i].table_jmp = (int32_t)t;
     if (b->branched) {
       if (!grow((void **)&b->recheck, &b->caprecheck, b->nrecheck + 1, sizeof *b->recheck))

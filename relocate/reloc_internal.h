@@ -44,9 +44,10 @@ typedef struct reloc_insn {
   bool twice;        /* a call to a function that returns twice (RELOC_CALLEE_RETURNS_TWICE) */
   int32_t table_ref; /* the table whose address this insn's disp32 carries, or -1 */
   int32_t table_jmp; /* an indirect jmp: the table it dispatches through, or -1 */
-  int32_t table_load; /* the load of an entry of this table, or -1: `mov rJ, [rB+rX*8]`, rB
-                         holding tables[first]'s copy (written with the distance between
-                         the two), or a guarded table's `movsxd` (its index compared first) */
+  int32_t table_load; /* the load of an entry of this table, or -1: copied as it is, or, for
+                         an own copy (`mov rJ, [rB+rX*8]`, `movsxd rI, [rB+rX*4]`, rB
+                         holding tables[first]'s copy), written with the distance between
+                         the two; a guarded table's index compared first */
   uint32_t block;    /* the block holding it */
   bool leader;       /* first of its block */
   bool entered;      /* entered by no branch of the function: a landing pad of its LSDA (the

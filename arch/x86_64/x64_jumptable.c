@@ -688,7 +688,9 @@ static bool match_through_slot(const x64_insn *jmp, x64_prev_insn prev, void *ct
       at.rip_relative = false;
       at.nops = 1;
       at.op[0] = (x64_operand){.type = X64_OP_REG, .size = 64, .reg = reg};
-      return match_rel32(&at, prev, ctx, out) && !out->base_reg;
+      if (!match_rel32(&at, prev, ctx, out) || out->base_reg) return false;
+      out->via = i->addr;
+      return true;
     }
     bool call = i->flow == X64_FLOW_CALL || i->flow == X64_FLOW_CALL_INDIRECT;
     if (x64_insn_may_store_to_slot(i, m->disp) || (!call && x64_insn_may_move_stack(i))) return false;

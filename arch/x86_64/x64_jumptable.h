@@ -63,6 +63,9 @@ typedef struct x64_table_match {
                         the mov that loads the entry (ABS64, -O0) */
   uint64_t ref2;     /* a second instruction naming T (the -O0 PIC form's other
                         lea), or 0 */
+  uint64_t via;      /* the store into the stack slot the jmp reads the target from,
+                        matched in the jmp's place (the base register is read before
+                        it), or 0 */
   int base_reg;      /* the register holding T (`mov rJ, [rB+rX*8]`, `movsxd rI, [rB+rX*4]`)
                         when no lea of it is on the way back (table and ref 0): the
                         caller finds it in the whole function; 0 otherwise */

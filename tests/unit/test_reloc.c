@@ -3285,6 +3285,48 @@ static void test_table_through_slot(void) {
   }
 }
 
+/* One target kept in a slot and jumped through at two jmps, the store on
+ * the way back from both: one table for both (the load is theirs), and
+ * under arcs, where its entries could lead to the stubs of one of them
+ * only, the second left to the original (the load must not be given a
+ * copy of the second's: the first would dispatch through it too). */
+static void test_table_slot_jumped_twice(void) {
+  static const uint8_t in[] = {
+      0x48, 0x83, 0xec, 0x38,                   /* 00: sub rsp, 0x38 */
+      0x8b, 0x07,                               /* 04: mov eax, [rdi] */
+      0x83, 0xf8, 0x02,                         /* 06: cmp eax, 2 */
+      0x77, 0x38,                               /* 09: ja 0x43 */
+      0x48, 0x8d, 0x0d, 0x3e, 0x00, 0x00, 0x00, /* 0b: lea rcx, [rip+0x3e] (T = 0x50) */
+      0x48, 0x63, 0x04, 0x81,                   /* 12: movsxd rax, dword [rcx+rax*4] */
+      0x48, 0x01, 0xc8,                         /* 16: add rax, rcx */
+      0x48, 0x89, 0x44, 0x24, 0x28,             /* 19: mov [rsp+0x28], rax */
+      0x85, 0xf6,                               /* 1e: test esi, esi */
+      0x74, 0x04,                               /* 20: je 0x26 */
+      0xff, 0x64, 0x24, 0x28,                   /* 22: jmp [rsp+0x28] */
+      0xb9, 0x01, 0x00, 0x00, 0x00,             /* 26: mov ecx, 1 */
+      0xff, 0x64, 0x24, 0x28,                   /* 2b: jmp [rsp+0x28] */
+      0xb8, 0x01, 0x00, 0x00, 0x00, 0x48, 0x83, 0xc4, 0x38, 0xc3, /* 2f: mov eax, 1; add rsp, 0x38; ret */
+      0xb8, 0x02, 0x00, 0x00, 0x00, 0x48, 0x83, 0xc4, 0x38, 0xc3, /* 39: mov eax, 2; add rsp, 0x38; ret */
+      0x31, 0xc0, 0x48, 0x83, 0xc4, 0x38, 0xc3, /* 43: xor eax, eax; add rsp, 0x38; ret */
+      0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,       /* 4a: padding */
+      0xdf, 0xff, 0xff, 0xff, 0xe9, 0xff, 0xff, 0xff, 0xf3, 0xff, 0xff, 0xff, /* 50: T: 0x2f, 0x39, 0x43 */
+  };
+  static const uint64_t cases[3] = {SRC + 0x2f, SRC + 0x39, SRC + 0x43};
+  for (int arcs = 0; arcs <= 1; arcs++) {
+    const char *name = arcs ? "a slot jumped through twice, arcs" : "a slot jumped through twice";
+    fn_case c = CASE(name, in, 0x50, 0);
+    reloc_probes probes = {.entry = true, .arcs = true};
+    reloc_info info;
+    uint8_t *out;
+    reloc_plan *p = run(&c, arcs ? &probes : NULL, DEST, NULL, 0, &info, &out);
+    CHECK(p && info.njump_tables == 1 && info.leaves_to_original == arcs, "%zu tables, leaves %d",
+          info.njump_tables, info.leaves_to_original);
+    if (p && out) check_offsets_reach(name, p, out, info.copy_size, SRC + 0x50, SRC + 0x0b, SRC + 0x12, cases, 3);
+    reloc_plan_free(p);
+    free(out);
+  }
+}
+
 /* A table whose base register is written elsewhere (the pops of two
  * epilogues, one before a tail call through the GOT), its cases going back
  * into the dispatch: the base is held on every way into it, and the tail
@@ -3445,6 +3487,7 @@ int main(void) {
   test_table_open_back_to_back();
   test_table_base_with_got_tail();
   test_table_through_slot();
+  test_table_slot_jumped_twice();
   test_unresolved_indirect();
   test_writer_shapes();
   test_blocks_cover();
