@@ -458,6 +458,31 @@ def test_procs_arcs(ctx, mode):
     return [(name, probs)]
 
 
+def asm_arcs_run(ctx, prog):
+    """tests/real/PROG_main.c and PROG.S built -O2, run natively and under
+    -c dump_arcs.lua: (problems: output unlike the native run's, flow
+    conservation; the executable's functions by name; the command, None when
+    the build failed)."""
+    binary, err = build(ctx, prog, [prog + '_main.c', prog + '.S'], ['-O2', '-Wall'])
+    if err:
+        return [err], {}, None
+    outdir = os.path.join(ctx.scratch('tables/' + prog), 'out')
+    cmd = [ctx.lp, 'run', '-c', rt.DUMP_ARCS, '-o', outdir, '--', binary]
+    probs = same_as_native(run_in([binary]), run_in(cmd))
+    funcs = []
+    try:
+        funcs = rt.exe_functions(rt.load_dump(outdir), binary)
+        probs += rt.flow_problems(funcs, 'arcs')
+    except (OSError, ValueError) as e:
+        probs.append('dump.json: %s' % e)
+    return probs, {g['name']: g for g in funcs}, cmd
+
+
+def table_edges(f, block):
+    """The counts of F's table edges from BLOCK, sorted."""
+    return sorted(e.get('count') for e in f.get('edges') or [] if e['from'] == block and e['kind'] == 'table')
+
+
 def test_guard_escape(ctx):
     """tables/guard_escape: tests/real/guard_escape.S, a table of offsets
     that nothing bounds, whose entry 2 jumps into the middle of an instruction
@@ -468,25 +493,14 @@ def test_guard_escape(ctx):
     at every block; no note.  Before session 24 the dispatch left the copy
     (no table edges, "measured only up to an indirect jump")."""
     name = 'tables/guard_escape'
-    binary, err = build(ctx, 'guard_escape', ['guard_escape_main.c', 'guard_escape.S'], ['-O2', '-Wall'])
-    if err:
-        return [(name, [err])]
-    outdir = os.path.join(ctx.scratch(name), 'out')
-    cmd = [ctx.lp, 'run', '-c', rt.DUMP_ARCS, '-o', outdir, '--', binary]
-    probs = same_as_native(run_in([binary]), run_in(cmd))
-    try:
-        funcs = rt.exe_functions(rt.load_dump(outdir), binary)
-        probs += rt.flow_problems(funcs, 'arcs')
-        f = {g['name']: g for g in funcs}.get('dispatch', {})
-        blocks = f.get('blocks') or [{}]
-        tables = sorted(e.get('count') for e in f.get('edges') or [] if e['from'] == 1 and e['kind'] == 'table')
-        got = (f.get('state'), f.get('note'), blocks[0].get('count'), tables, blocks[0].get('escapes'))
-        if got != ('relocated', '', 300, [100, 100], 100):
-            probs.append('dispatch: state, note, count, table edges, escapes %s, want %s' %
-                         (got, ('relocated', '', 300, [100, 100], 100)))
-    except (OSError, ValueError) as e:
-        probs.append('dump.json: %s' % e)
-    if probs:
+    probs, by_name, cmd = asm_arcs_run(ctx, 'guard_escape')
+    f = by_name.get('dispatch', {})
+    blocks = f.get('blocks') or [{}]
+    got = (f.get('state'), f.get('note'), blocks[0].get('count'), table_edges(f, 1), blocks[0].get('escapes'))
+    want = ('relocated', '', 300, [100, 100], 100)
+    if cmd and got != want:
+        probs.append('dispatch: state, note, count, table edges, escapes %s, want %s' % (got, want))
+    if probs and cmd:
         probs[0] += repro(cmd)
     return [(name, probs)]
 
@@ -502,33 +516,19 @@ def test_shared_table(ctx):
     dispatch and stepper's left the copy under arcs ("measured only up to an
     indirect jump", no table edges)."""
     name = 'tables/shared_table'
-    binary, err = build(ctx, 'shared_table', ['shared_table_main.c', 'shared_table.S'], ['-O2', '-Wall'])
-    if err:
-        return [(name, [err])]
-    outdir = os.path.join(ctx.scratch(name), 'out')
-    cmd = [ctx.lp, 'run', '-c', rt.DUMP_ARCS, '-o', outdir, '--', binary]
-    probs = same_as_native(run_in([binary]), run_in(cmd))
-    try:
-        funcs = rt.exe_functions(rt.load_dump(outdir), binary)
-        probs += rt.flow_problems(funcs, 'arcs')
-        by_name = {g['name']: g for g in funcs}
-        f = by_name.get('step', {})
-        blocks = f.get('blocks') or [{}]
-        tables = [sorted(e.get('count') for e in f.get('edges') or [] if e['from'] == b and e['kind'] == 'table')
-                  for b in (1, 2)]
-        got = (f.get('state'), f.get('note'), blocks[0].get('count'), tables)
-        want = ('relocated', '', 300, [[75, 75, 75, 75], [0, 25, 25, 25]])
-        if got != want:
-            probs.append('step: state, note, count, table edges %s, want %s' % (got, want))
-        f = by_name.get('stepper', {})
-        got = (f.get('state'), f.get('note'), f.get('count'),
-               sorted(e.get('count') for e in f.get('edges') or [] if e['kind'] == 'table'))
-        want = ('relocated', '', 100, [34, 67, 100])
-        if got != want:
-            probs.append('stepper: state, note, count, table edges %s, want %s' % (got, want))
-    except (OSError, ValueError) as e:
-        probs.append('dump.json: %s' % e)
-    if probs:
+    probs, by_name, cmd = asm_arcs_run(ctx, 'shared_table')
+    f = by_name.get('step', {})
+    got = (f.get('state'), f.get('note'), (f.get('blocks') or [{}])[0].get('count'), [table_edges(f, 1), table_edges(f, 2)])
+    want = ('relocated', '', 300, [[75, 75, 75, 75], [0, 25, 25, 25]])
+    if cmd and got != want:
+        probs.append('step: state, note, count, table edges %s, want %s' % (got, want))
+    f = by_name.get('stepper', {})
+    got = (f.get('state'), f.get('note'), f.get('count'),
+           sorted(e.get('count') for e in f.get('edges') or [] if e['kind'] == 'table'))
+    want = ('relocated', '', 100, [34, 67, 100])
+    if cmd and got != want:
+        probs.append('stepper: state, note, count, table edges %s, want %s' % (got, want))
+    if probs and cmd:
         probs[0] += repro(cmd)
     return [(name, probs)]
 

@@ -2365,6 +2365,15 @@ static void test_table_mask_bound(void) {
   }
 }
 
+/* Does the copy of the load at LOAD begin with a guard, `cmp REG, N` (REG:
+ * any when 0)? */
+static bool guard_compares(const reloc_plan *p, const uint8_t *out, size_t size, uint64_t load, int reg, int64_t n) {
+  int64_t at = p && out ? reloc_copy_offset(p, load) : -1;
+  x64_insn cmp;
+  return at >= 0 && decode(out + at, size - (size_t)at, DEST + (uint64_t)at, &cmp) &&
+         cmp.mnemonic == ZYDIS_MNEMONIC_CMP && (!reg || cmp.op[0].reg == reg) && cmp.op[1].imm == n;
+}
+
 /* A table of offsets that nothing bounds (gnulib's regex in Debian's csplit:
  * `mov 0x80(%rsp), %r10d; lea T(%rip), %rcx; movslq (%rcx,%r10,4), %rax;
  * add %rcx, %rax; jmp *%rax`, the default case unreachable): its entries are
@@ -2416,12 +2425,8 @@ static void test_table_guarded(void) {
       CHECK((reloc_copy_offset(p, SRC + 0x12 + 3 * (uint64_t)k) >= 0) == (k < kept), "case %d %s decoded", k,
             k < kept ? "was not" : "was");
     CHECK(!p || reloc_copy_offset(p, SRC + 0x13) < 0, "the entry past the end was decoded");
-    x64_insn cmp;
-    int64_t at = p && resolved ? reloc_copy_offset(p, SRC + 0x09) : -1;
-    if (at >= 0)
-      CHECK(decode(out + at, info.copy_size - (size_t)at, DEST + (uint64_t)at, &cmp) &&
-                cmp.mnemonic == ZYDIS_MNEMONIC_CMP && cmp.op[1].imm == kept,
-            "the guard does not compare with %d", kept);
+    if (p && resolved)
+      CHECK(guard_compares(p, out, info.copy_size, SRC + 0x09, 0, kept), "the guard does not compare with %d", kept);
     reloc_plan_free(p);
     free(out);
     readonly = NULL;
@@ -2521,11 +2526,7 @@ static void test_table_guarded_twice(void) {
           info.leaves_to_original);
     for (int d = 0; p && out && d < 2; d++) {
       uint64_t load = SRC + (one_lea ? (d ? 0x18 : 0x0d) : (d ? 0x1d : 0x0d));
-      int64_t at = reloc_copy_offset(p, load);
-      x64_insn cmp;
-      CHECK(at >= 0 && decode(out + at, info.copy_size - (size_t)at, DEST + (uint64_t)at, &cmp) &&
-                cmp.mnemonic == ZYDIS_MNEMONIC_CMP && cmp.op[1].imm == 3,
-            "dispatch %d: no guard comparing with 3", d);
+      CHECK(guard_compares(p, out, info.copy_size, load, 0, 3), "dispatch %d: no guard comparing with 3", d);
       uint64_t lea = SRC + (one_lea ? 0x02 : d ? 0x16 : 0x06);
       check_offsets_reach(name, p, out, info.copy_size, SRC + c.fn_size, lea, load, one_lea ? shared_cases : own_cases,
                           3);
@@ -2580,11 +2581,7 @@ static void test_table_guarded_many(void) {
         info.leaves_to_original);
   for (int k = 0; p && out && k < N; k++) {
     uint64_t to = SRC + BASE + D * (uint64_t)k;
-    int64_t at = reloc_copy_offset(p, to + 7);
-    x64_insn cmp;
-    CHECK(at >= 0 && decode(out + at, info.copy_size - (size_t)at, DEST + (uint64_t)at, &cmp) &&
-              cmp.mnemonic == ZYDIS_MNEMONIC_CMP && cmp.op[1].imm == 2,
-          "dispatch %d: no guard comparing with 2", k);
+    CHECK(guard_compares(p, out, info.copy_size, to + 7, 0, 2), "dispatch %d: no guard comparing with 2", k);
     CHECK(reloc_copy_offset(p, to + 16) >= 0 && reloc_copy_offset(p, to + 19) >= 0, "dispatch %d: a case was not decoded",
           k);
   }
@@ -3126,10 +3123,7 @@ static void test_table_gcc_o0_pic(void) {
   reloc_info info;
   uint8_t *out;
   reloc_plan *p = run(&c, NULL, DEST, NULL, 0, &info, &out);
-  int64_t at = p ? reloc_copy_offset(p, SRC + 0x23) : -1;
-  x64_insn cmp;
-  CHECK(at >= 0 && decode(out + at, info.copy_size - (size_t)at, DEST + (uint64_t)at, &cmp) &&
-            cmp.mnemonic == ZYDIS_MNEMONIC_CMP && cmp.op[0].reg == ZYDIS_REGISTER_RDX && cmp.op[1].imm == 4 * 5,
+  CHECK(guard_compares(p, out, info.copy_size, SRC + 0x23, ZYDIS_REGISTER_RDX, 4 * 5),
         "the guard does not compare rdx with 20");
   reloc_plan_free(p);
   free(out);
