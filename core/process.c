@@ -202,10 +202,16 @@ static lp_status map_module(core_session *s, process *p, pid_t tid, uint64_t scr
   shm_range *mapped;
   size_t nmapped;
   uint64_t at;
-  LP_CHECK(core_maps_read(p->pid, HEAP_ROOM, &mapped, &nmapped));
-  lp_status st = shm_place_near(mapped, nmapped, m->lo, m->hi, view_size + VIEW_GAP + arena_size,
-                                mod->is_pie ? UINT64_MAX : NON_PIE_LIMIT, &at);
-  free(mapped);
+  lp_status st = LP_ERR;
+  /* Less room for brk where a non-PIE executable's first 2 GiB have none
+   * left (clang-14 with libLLVM included: 750 MB of slots, its heap anywhere
+   * in its first GiB): glibc's malloc maps its memory once brk fails. */
+  for (uint64_t room = HEAP_ROOM; st != LP_OK && room >= HEAP_ROOM / 64; room /= 8) {
+    LP_CHECK(core_maps_read(p->pid, room, &mapped, &nmapped));
+    st = shm_place_near(mapped, nmapped, m->lo, m->hi, view_size + VIEW_GAP + arena_size,
+                        mod->is_pie ? UINT64_MAX : NON_PIE_LIMIT, &at);
+    free(mapped);
+  }
   LP_CHECK(st);
   int64_t ret;
   LP_CHECK(remote(s, p, tid, scratch, SYS_mmap, at, view_size, PROT_READ | PROT_WRITE,

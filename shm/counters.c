@@ -83,14 +83,19 @@ lp_status shm_counters_create(int dirfd, const char *dirname, const shm_identity
   h.pid = who->pid;
   h.ppid = who->ppid;
   h.image = who->image;
-  /* Generous, and sparse: a function per 8 bytes of code, a block or a call
-   * per 4, two edges per block; untouched pages cost nothing. */
+  /* Generous, and sparse: a function per 16 bytes of code, a block or a call
+   * per 8, two edges per block (compiled code has a block per ~25 bytes, a
+   * call per ~120: sqlite); untouched pages cost nothing.  But every module
+   * maps the slots within 2 GiB of itself, a non-PIE executable below 2 GiB:
+   * clang-14 with libLLVM and libclang-cpp (158 MB of code) included asked
+   * for 1.4 GB of them at a function per 8 bytes and a block per 4, more
+   * than its first 2 GiB had room for. */
   h.modules_cap = MODULES_CAP;
-  h.functions_cap = (uint32_t)(code_size / 8 + 4096);
+  h.functions_cap = (uint32_t)(code_size / 16 + 4096);
   h.notes_size = NOTES_SIZE;
-  h.blocks_cap = code_size / 4 + 4096;
+  h.blocks_cap = code_size / 8 + 4096;
   h.edges_cap = 2 * h.blocks_cap;
-  h.calls_cap = code_size / 4 + 4096;
+  h.calls_cap = code_size / 8 + 4096;
   h.slots_cap = h.functions_cap + h.blocks_cap + h.edges_cap + h.calls_cap;
   h.strings_size = (uint64_t)h.functions_cap * 64 + PATH_ROOM;
   h.strings_used = 1; /* offset 0 is the empty string */
