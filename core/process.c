@@ -644,6 +644,33 @@ lp_status process_sync_modules(core_session *s, process *p, pid_t tid) {
 
 /* {=== process images ===*/
 
+/* Is M built with AddressSanitizer's leak check: its runtime linked in
+ * (clang: functions __lsan_*, __asan_init) or called through the PLT (gcc's
+ * libasan)? */
+static bool has_leak_sanitizer(const core_module *m) {
+  for (size_t i = 0; i < m->nplt_slots; i++)
+    if (!strncmp(m->plt_slots[i].name, "__asan_", 7) || !strncmp(m->plt_slots[i].name, "__lsan_", 7)) return true;
+  for (size_t i = 0; i < m->nfunctions; i++)
+    if (m->functions[i].name &&
+        (!strncmp(m->functions[i].name, "__lsan_", 7) || !strcmp(m->functions[i].name, "__asan_init")))
+      return true;
+  return false;
+}
+
+/* Says once that PROGRAM's leak check will fail: LeakSanitizer stops the
+ * world with ptrace at exit, which a traced process cannot, and then ends it
+ * with status 1.  Not when ASAN_OPTIONS or LSAN_OPTIONS turn it off. */
+static void say_leak_sanitizer(core_session *s, const module_file *program) {
+  const char *asan = getenv("ASAN_OPTIONS"), *lsan = getenv("LSAN_OPTIONS");
+  if (s->lsan_said || (asan && strstr(asan, "detect_leaks=0")) || (lsan && strstr(lsan, "detect_leaks=0")) ||
+      !has_leak_sanitizer(program->module))
+    return;
+  s->lsan_said = true;
+  fprintf(stderr, "lazyprobe: %s: built with AddressSanitizer, whose leak check cannot run under ptrace and "
+                  "then ends the program with status 1; ASAN_OPTIONS=detect_leaks=0 turns it off\n",
+          program->path);
+}
+
 /* Sets up P, stopped at its program's entry (P->entry) in thread TID: its
  * counters file, the main program and the libraries loaded so far, the
  * loader's hook.  SCRATCH: executable bytes for remote system calls until the
@@ -656,6 +683,7 @@ lp_status process_setup(core_session *s, process *p, pid_t tid, uint64_t scratch
   exe[len] = '\0';
   module_file *program;
   LP_CHECK(module_file_open(s, exe, &program));
+  say_leak_sanitizer(s, program);
   uint64_t bias = p->entry - program->module->entry;
 
   core_loaded *libs = NULL;

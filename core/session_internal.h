@@ -234,6 +234,7 @@ struct core_session {
   volatile int detaching;
   bool stubs;             /* launched, futex_waitv there, no --no-stubs: stubs armed */
   bool unwinder_said;     /* that libgcc_s, though selected, is not instrumented (process.c) */
+  bool lsan_said;         /* that the program's leak check cannot run under ptrace (process.c) */
   process *watched[CORE_DOORBELL_MAX_BELLS]; /* the processes whose bells the loop sleeps on */
   size_t nwatched;
   core_session_stats stats;

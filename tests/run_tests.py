@@ -2544,6 +2544,48 @@ def write_collectors(ctx):
     return d
 
 
+def test_asan(ctx):
+    """programs/asan: tests/corpus/fib.c built with gcc -fsanitize=address
+    (its leak check stops the world with ptrace at exit, which a traced
+    process cannot: it ends the program with status 1).  lazyprobe says so in
+    one `lazyprobe:` line naming ASAN_OPTIONS=detect_leaks=0; with that set,
+    output and status as natively, the counts exact, and no such line.  No
+    line before session 25."""
+    name = 'programs/asan'
+    binary, err = build_extra(ctx, 'fib', 'O1-asan', ['-O1', '-g', '-fsanitize=address'])
+    if err:
+        return [(name, [err])]
+    probs = []
+    outdir = ctx.scratch(name)
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', os.path.join(outdir, 'leaks'), '--', binary]
+    _, _, err1, _ = run_proc(cmd, env={'ASAN_OPTIONS': ''})
+    said = [l for l in lp_lines(err1) if 'AddressSanitizer' in l]
+    if len(said) != 1 or 'detect_leaks=0' not in said[0]:
+        probs.append('with the leak check on: %d lazyprobe: lines about AddressSanitizer, want 1 naming '
+                     'detect_leaks=0: %s' % (len(said), short(err1)))
+    env = {'ASAN_OPTIONS': 'detect_leaks=0'}
+    nst, nout, nerr, _ = run_proc([binary], env=env)
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', os.path.join(outdir, 'quiet'), '--', binary]
+    lst, lout, lerr, _ = run_proc(cmd, env=env)
+    if (nst, nout, nerr) != (lst, lout, non_lp_stderr(lerr)):
+        probs.append('with detect_leaks=0: output or status differs from the native run: %s' %
+                     first_diff(nout + nerr, lout + non_lp_stderr(lerr)))
+    if any('AddressSanitizer' in l for l in lp_lines(lerr)):
+        probs.append('with detect_leaks=0: lazyprobe still speaks of the leak check')
+    try:
+        counts = {fn.get('name'): fn.get('count') for fn in load_calls(os.path.join(outdir, 'quiet'))['functions']
+                  if os.path.realpath(str(fn.get('module'))) == os.path.realpath(binary)}
+        want = {n: c for n, c in ctx.progs['fib'].expect if isinstance(c, int)}
+        wrong = {n: (counts.get(n), c) for n, c in want.items() if counts.get(n) != c}
+        if wrong:
+            probs.append('counts (got, want): %s' % wrong)
+    except (OSError, ValueError, KeyError) as e:
+        probs.append('calls.json: %s' % e)
+    if probs:
+        probs[0] += '  [repro: %s]' % ' '.join(cmd)
+    return [(name, probs)]
+
+
 def test_cover_sweep(ctx):
     """collectors/cover_sweep: covered probes are replaced by NOPs while four
     threads run hot loops through them: the output stays the same (three runs),
@@ -2720,6 +2762,7 @@ def main():
         jobs.append(('security/planted_symlink_dangling', lambda: test_symlink(ctx, True)))
         jobs.append(('collectors/', lambda: test_collector_errors(ctx)))
         jobs.append(('collectors/cover_sweep', lambda: test_cover_sweep(ctx)))
+        jobs.append(('programs/asan', lambda: test_asan(ctx)))
         jobs.append(('collectors/lazy_graph', lambda: test_lazy_graph(ctx)))
         for pn in PROBE_PROGRAMS:
             for o in OPTS:
