@@ -2,7 +2,8 @@
  * (the main program, then the libraries of the loader's list, selected by
  * --include/--exclude), its own counters file, and what is mapped into it for
  * each module: a view of the counters' slots and a code arena for the copies,
- * placed together within reach of the module (remote system calls).
+ * placed together within reach of the module (remote system calls; less
+ * room left for the heap's brk where there is none else).
  *
  * A fork child starts as a copy of its parent's state; its first stop maps a
  * file of its own over every view, at the same addresses, so that the copies
@@ -15,7 +16,9 @@
  * fork), or at a detach, when the unwinder's lock is free; libgcc_s
  * itself is never instrumented, and a program's own unwinder (linked in)
  * keeps _Unwind_Find_FDE native.  Functions named Builtins_* (V8's) are never
- * instrumented: V8 maps the return addresses in them to its code.  GDB's JIT
+ * instrumented: V8 maps the return addresses in them to its code.  A
+ * program built with AddressSanitizer's leak check, which cannot run under
+ * ptrace, is said to be so.  GDB's JIT
  * library (core/gdbjit.h) is dlopen'd through the program's libc, and the
  * program's SIGTRAP action is kept as it set it (process_keep_sigtrap_action). */
 #include <errno.h>
