@@ -991,6 +991,13 @@ static void cut_open_table(builder *b) {
 
 /* }=== */
 
+/* A dispatch whose table, read into TARGETS, is not rewritten: the copy
+ * leaves for the original there. */
+static void leave_unresolved(builder *b, uint64_t *targets) {
+  free(targets);
+  b->leaves_to_original = true;
+}
+
 /* Resolves the indirect jmps not yet examined; new tables add work. */
 static lp_status resolve_tables(builder *b, bool *more) {
   reloc_plan *p = b->p;
@@ -1018,8 +1025,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
     size_t g = 0; /* m's place among the guessed tables (one per table, dispatches through it apart) */
     while (m.guessed && g < b->nguessed && b->guessed[g] != m.table) g++;
     if (!read_table(b, &m, targets) || (m.guessed && g == MAX_GUESSED)) {
-      free(targets);
-      b->leaves_to_original = true;
+      leave_unresolved(b, targets);
       continue;
     }
     if (m.guessed && g == b->nguessed) b->guessed[b->nguessed++] = m.table;
@@ -1029,8 +1035,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
       for (size_t k = 0; k < b->ncuts; k++)
         if (b->cuts[k].table == m.table && b->cuts[k].limit < m.nentries) m.nentries = b->cuts[k].limit;
     if (m.guarded && m.nentries == 0) {
-      free(targets);
-      b->leaves_to_original = true;
+      leave_unresolved(b, targets);
       continue;
     }
     const reloc_insn *ref = m.ref ? &p->insns[p->at[m.ref - p->lo] - 1] : NULL;
@@ -1041,8 +1046,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
        * through twice): one table for both, whose entries cannot lead to the
        * stubs of either under arcs, nor a guard escape to both */
       if (p->probes.arcs || m.guarded) {
-        free(targets);
-        b->leaves_to_original = true;
+        leave_unresolved(b, targets);
         continue;
       }
       t = (size_t)ld->table_load;
@@ -1061,8 +1065,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
       const x64_insn *load = m.load ? &p->insns[p->at[m.load - p->lo] - 1].x : NULL;
       own_copy = load && (m.ref != m.load ? x64_can_displace_table_load(load) : m.kind == X64_TABLE_ABS64);
       if (!own_copy && m.guarded) {
-        free(targets);
-        b->leaves_to_original = true;
+        leave_unresolved(b, targets);
         continue;
       }
       if (!own_copy) {
