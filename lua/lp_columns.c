@@ -139,14 +139,14 @@ static void push_graph_column(lua_State *L, const lp_graph *g, const lp_graph_fn
 /* __index(list, key) of a list from the graph in C; upvalues: the graphs'
  * userdata (kept alive so), the function's index in it, the list. */
 static int l_graph_column(lua_State *L) {
-  const lp_graph *g = lua_touserdata(L, lua_upvalueindex(1));
+  lp_graph *g = lua_touserdata(L, lua_upvalueindex(1));
   lua_Integer id = lua_tointeger(L, lua_upvalueindex(2));
   int list = (int)lua_tointeger(L, lua_upvalueindex(3));
   if (lua_type(L, 2) != LUA_TSTRING) return 0;
   const char *key = lua_tostring(L, 2);
   for (int k = 0; list_fields[list][k]; k++)
     if (!strcmp(key, list_fields[list][k])) {
-      push_graph_column(L, g, &g->fns[id], list, k);
+      push_graph_column(L, g, lp_graph_fn_at(L, g, (uint32_t)id), list, k);
       lua_pushvalue(L, 2);
       lua_pushvalue(L, -2);
       lua_rawset(L, 1);

@@ -401,12 +401,17 @@ typedef struct run_files {
   lp_lua *lp;
   const shm_counters *files;
   size_t nfiles;
+  bool lazy; /* the files stay as they are until the report ends: graphs computed when read */
 } run_files;
+
+/* The registry's key of the table whose (weak) keys are the graphs of the
+ * run tables made for the report: their files are closed after it. */
+static const char report_graphs = 0;
 
 /* Adds process K's copy of the function already in the run at INDEX N (the
  * functions list at index FNS): counts add up, the state of a process where
  * it ran says more than one where it did not. */
-static void add_seen(lua_State *L, lp_graph *g, int fns, lua_Integer n, const shm_counters *c,
+static void add_seen(lua_State *L, lp_graph *g, int fns, lua_Integer n, uint32_t file, const shm_counters *c,
                      const shm_function *f) {
   uint32_t state = f->state < 4 ? f->state : 0;
   lua_rawgeti(L, fns, n);
@@ -425,7 +430,7 @@ static void add_seen(lua_State *L, lp_graph *g, int fns, lua_Integer n, const sh
     lua_setfield(L, -2, "note");
   }
   lua_pop(L, 1);
-  if (!lp_graph_merge(g, (uint32_t)n - 1, c, f)) luaL_error(L, "out of memory");
+  if (!lp_graph_merge(g, (uint32_t)n - 1, file, (uint32_t)(f - shm_functions(c)))) luaL_error(L, "out of memory");
 }
 
 /* Pushes the table of a function seen first in C; its module's path is at
@@ -461,8 +466,24 @@ static int l_push_run(lua_State *L) {
   const run_files *rf = lua_touserdata(L, 1);
   const shm_counters *files = rf->files;
   size_t nfiles = rf->nfiles;
-  lp_graph *g = lp_graph_push(L);
+  lp_graph *g = lp_graph_push(L, files);
   int graphs = lua_gettop(L);
+  if (rf->lazy) {
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &report_graphs) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      lua_newtable(L);
+      lua_createtable(L, 0, 1);
+      lua_pushliteral(L, "k");
+      lua_setfield(L, -2, "__mode");
+      lua_setmetatable(L, -2);
+      lua_pushvalue(L, -1);
+      lua_rawsetp(L, LUA_REGISTRYINDEX, &report_graphs);
+    }
+    lua_pushvalue(L, graphs);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+  }
   lua_newtable(L); /* run */
   lua_pushstring(L, rf->lp->opt.outdir ? rf->lp->opt.outdir : "");
   lua_setfield(L, -2, "outdir");
@@ -541,7 +562,7 @@ static int l_push_run(lua_State *L) {
       }
       lua_Integer address = (lua_Integer)fns[i].addr;
       if (lua_rawgeti(L, by_address, address) == LUA_TNUMBER) { /* seen in another process: add up */
-        add_seen(L, g, fns_list, lua_tointeger(L, -1), c, &fns[i]);
+        add_seen(L, g, fns_list, lua_tointeger(L, -1), (uint32_t)k, c, &fns[i]);
         lua_pop(L, 1);
         continue;
       }
@@ -549,7 +570,7 @@ static int l_push_run(lua_State *L) {
       lua_pushinteger(L, ++n);
       lua_rawseti(L, by_address, address);
       uint32_t id;
-      if (!lp_graph_add(g, c, &fns[i], &id)) return luaL_error(L, "out of memory");
+      if (!lp_graph_add(g, (uint32_t)k, i, &id)) return luaL_error(L, "out of memory");
       push_function(L, c, &fns[i], module);
       lp_graph_attach(L, -1, graphs, id); /* id == n - 1 */
       lua_rawseti(L, fns_list, n);
@@ -557,12 +578,13 @@ static int l_push_run(lua_State *L) {
   }
   lua_settop(L, index - 1); /* the index and what it kept at hand */
   lua_setfield(L, -2, "functions");
+  if (!rf->lazy) lp_graph_compute_all(L, g);
   return 1;
 }
 
 /* Pushes the run table, or prints why it could not be made. */
-static bool push_run(lp_lua *lp, const shm_counters *files, size_t nfiles, const char *what) {
-  run_files rf = {lp, files, nfiles};
+static bool push_run(lp_lua *lp, const shm_counters *files, size_t nfiles, bool lazy, const char *what) {
+  run_files rf = {lp, files, nfiles, lazy};
   lua_pushcfunction(lp->L, l_push_run);
   lua_pushlightuserdata(lp->L, &rf);
   return call(lp, 1, 1, what);
@@ -583,7 +605,7 @@ static int call_each(lp_lua *lp, const char *field, const shm_counters *files, s
       lua_pop(L, 2);
       continue;
     }
-    if (!push_run(lp, files, nfiles, name) || !call(lp, 1, 0, name)) failures++;
+    if (!push_run(lp, files, nfiles, !strcmp(field, "report"), name) || !call(lp, 1, 0, name)) failures++;
     lua_pop(L, 1); /* collector */
   }
   lua_pop(L, 1);
@@ -592,6 +614,12 @@ static int call_each(lp_lua *lp, const char *field, const shm_counters *files, s
 
 lp_status lp_lua_report(lp_lua *lp, const shm_counters *files, size_t nfiles, int *failures) {
   *failures = call_each(lp, "report", files, nfiles);
+  lua_State *L = lp->L;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &report_graphs) == LUA_TTABLE)
+    for (lua_pushnil(L); lua_next(L, -2); lua_pop(L, 1)) lp_graph_forget_files(lua_touserdata(L, -2));
+  lua_pop(L, 1);
+  lua_pushnil(L);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &report_graphs);
   return LP_OK;
 }
 

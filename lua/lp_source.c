@@ -161,7 +161,8 @@ static int read_fn(lua_State *L, int arg, src_fn *f, bool with_edges) {
   if (!module) return luaL_argerror(L, arg, "a function of the run: no module");
   f->addr = (uint64_t)int_field(L, arg, "address", NULL);
   f->count = int_field(L, arg, "count", NULL);
-  if (!read_graph(L, arg, f, with_edges)) {
+  const core_lines *lines = lp_lua_module_lines(L, module); /* first: without, no graph is read */
+  if (lines && !read_graph(L, arg, f, with_edges)) {
     free_fn(f);
     return luaL_error(L, "out of memory");
   }
@@ -169,7 +170,6 @@ static int read_fn(lua_State *L, int arg, src_fn *f, bool with_edges) {
   for (size_t b = 0; b < f->nblocks; b++)
     if (f->blocks[b].addr + f->blocks[b].size > f->end) f->end = f->blocks[b].addr + f->blocks[b].size;
   if (f->end == f->addr) f->end = f->addr + 1;
-  const core_lines *lines = lp_lua_module_lines(L, module);
   f->lines = lines;
   if (lines) {
     f->nrows = core_lines_range(lines, f->addr, f->end, &f->rows);
