@@ -661,6 +661,7 @@ lp_status breaks_sweep(core_session *s, process *p) {
   uint32_t wait = n || !p->sweep_ms ? SWEEP_MS : 2 * p->sweep_ms;
   p->sweep_ms = wait < SWEEP_MAX_MS ? wait : SWEEP_MAX_MS;
   p->sweep_next_ns = now + (uint64_t)p->sweep_ms * 1000000 - SWEEP_MS / 2 * 1000000ull;
+  s->stats.sweep_ns += core_now_ns() - now;
   return st;
 }
 

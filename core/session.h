@@ -42,6 +42,7 @@ typedef struct core_session_stats {
   uint64_t stub_hits;      /* first hits asked for through a stub, without a stop */
   uint64_t instrument_ns;  /* handling first hits: trap to resume */
   uint64_t cover_removed;  /* cover probes replaced by NOPs once their block ran */
+  uint64_t sweep_ns;       /* sweeps: looking for cover probes that ran, removing them */
   uint64_t processes;      /* process images instrumented */
   uint64_t modules;        /* modules instrumented, over all processes */
   uint64_t adopted;        /* frames moved into copies at attach (core/adopt.c) */
