@@ -1,9 +1,9 @@
 /* breaks.c — the lazy break manager of one process: an int3 at the entry of
  * every selected function (or a jmp to its stub, stubs.c: the first call then
  * asks for the copy without a stop); a hit relocates the whole function with
- * its probes (and its direct callees, theirs, ... EAGER_DEPTH calls deep, so
- * that they never trap; calls from a copy go straight to the callee's copy
- * when there is one), writes the copy to the module's arena, patches the
+ * its probes (and its direct callees of at most EAGER_MAX_SIZE bytes, theirs,
+ * ... EAGER_DEPTH calls deep, so that they never trap; calls from a copy go
+ * straight to the callee's copy when there is one), writes the copy to the module's arena, patches the
  * entry with a jmp to it (an int3 in byte 0 first where a jmp was, bytes 1..4,
  * byte 0 last, so no thread ever runs a half-written instruction) and resumes
  * the thread in the copy (or lets the stub's waiters go).  Entries too small for a jmp,
@@ -43,6 +43,11 @@
 #define JMP_REL32_SIZE 5
 #define MAX_EAGER 64  /* callees of one function instrumented along with it */
 #define EAGER_DEPTH 4 /* calls deep from a first hit (docs/PERFORMANCE.md, session 12) */
+/* Larger callees wait for their own first hit: relocating one costs in
+ * proportion to its size, a first hit through a stub about 36 us, and in a
+ * large program half the callees relocated ahead never ran (gcc's cc1:
+ * 16 886 relocated, 7 149 ran; docs/PERFORMANCE.md, session 26). */
+#define EAGER_MAX_SIZE 256
 
 static uint8_t original_byte(const pmodule *m, uint64_t link_addr) {
   return m->file->image.bytes[link_addr - m->file->image.base];
@@ -1037,9 +1042,10 @@ static void keep_plan(pmodule *m, long i, reloc_plan *plan, const reloc_info *in
 /* }=== */
 
 /* Relocates function I of module M.  With DEPTH > 0 (a first hit), its
- * direct callees are relocated too, in the same stop, with DEPTH - 1, so that
- * they never trap: a trap round trip costs the tracer and the program more
- * than a relocation of a function that may never run (docs/PERFORMANCE.md).
+ * direct callees of at most EAGER_MAX_SIZE bytes are relocated too, in the
+ * same stop, with DEPTH - 1, so that they never trap: a first hit costs the
+ * tracer and the program more than relocating a small function that may
+ * never run (docs/PERFORMANCE.md).
  * Callees first: the copy then calls theirs directly.  Each of the NRESUME
  * requests gets the address in the copy where a thread of the original goes
  * on (0: nowhere, it stays in the original). */
@@ -1067,6 +1073,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
       long j;
       pmodule *cm = process_module_at(p, callees[k], &j);
       if (!cm || j < 0 || cm->fns[j].state != SHM_NOT_RUN) continue;
+      if (cm->file->module->functions[j].size > EAGER_MAX_SIZE) continue;
       lp_status st = instrument(s, p, cm, j, depth - 1, NULL, 0);
       if (st != LP_OK) {
         keep_plan(m, i, plan, &info);

@@ -2360,7 +2360,9 @@ def test_debian_oracle(ctx, name, argv, stdin):
         return [(tname, ['%s is not installed' % argv[0]])]
     r = oracle_problems(ctx.lp, [os.path.realpath(exe)] + argv[1:], stdin, None, ctx.scratch(tname), RUN_TIMEOUT)
     probs = r['problems']
-    if not probs and (r['blocks'] < 500 or r['checked'] < 100):
+    # blocks of the functions relocated, most of which ran: callees of more than
+    # 256 bytes are relocated only when they run (core/breaks.c, EAGER_MAX_SIZE)
+    if not probs and (r['blocks'] < 250 or r['checked'] < 100):
         probs.append('only %d blocks compared, %d functions checked' % (r['blocks'], r['checked']))
     return [(tname, probs[:8])]
 
