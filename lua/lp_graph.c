@@ -9,8 +9,10 @@
  * alone) computes only those: the run table records where each function's
  * counts are (its sources: one per process that has it), and a graph is
  * computed from them the first time lp_graph_fn_at is asked for it, while
- * the counters files are mapped (a report's, for the whole report).  A
- * sample's run table computes them all at once: its files are live.
+ * the counters files are mapped (a report's, for the whole report), when
+ * their counts no longer change.  Else (a sample's run table, a report of a
+ * detached or running process) they are all computed at once: the counts of
+ * the moment the run table was made (docs/COLLECTORS.md).
  *
  * A function table gets its blocks, edges, calls and flow_error as Lua tables
  * only when a collector first reads one of them, or iterates the function

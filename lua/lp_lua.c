@@ -12,7 +12,8 @@
  * receive run.functions (merged over all counters files by module and address,
  * each with its graph, lp_graph.c: blocks, edges solved by flow conservation,
  * call sites counted by their probes or, without them, by the blocks they
- * end; Lua tables only once read),
+ * end; in a report of processes that ended, computed only once asked for;
+ * Lua tables only once read),
  * run.processes, run.probes and run.outdir.  The probes of all loaded
  * collectors are united here (lp_lua_probes). */
 #include "lp_lua.h"
@@ -401,8 +402,18 @@ typedef struct run_files {
   lp_lua *lp;
   const shm_counters *files;
   size_t nfiles;
-  bool lazy; /* the files stay as they are until the report ends: graphs computed when read */
+  bool lazy; /* a report: graphs computed when read, if the files no longer change */
 } run_files;
+
+/* Whether no process of FILES can change its counts any more (it exited,
+ * was killed or exec'd; a detached or running one goes on counting). */
+static bool all_ended(const shm_counters *files, size_t nfiles) {
+  for (size_t f = 0; f < nfiles; f++) {
+    uint32_t end = files[f].header->end;
+    if (end != SHM_EXITED && end != SHM_KILLED && end != SHM_EXECED) return false;
+  }
+  return true;
+}
 
 /* The registry's key of the table whose (weak) keys are the graphs of the
  * run tables made for the report: their files are closed after it. */
@@ -468,7 +479,8 @@ static int l_push_run(lua_State *L) {
   size_t nfiles = rf->nfiles;
   lp_graph *g = lp_graph_push(L, files);
   int graphs = lua_gettop(L);
-  if (rf->lazy) {
+  bool lazy = rf->lazy && all_ended(files, nfiles); /* else the counts of the moment, all at once */
+  if (lazy) {
     if (lua_rawgetp(L, LUA_REGISTRYINDEX, &report_graphs) != LUA_TTABLE) {
       lua_pop(L, 1);
       lua_newtable(L);
@@ -578,7 +590,7 @@ static int l_push_run(lua_State *L) {
   }
   lua_settop(L, index - 1); /* the index and what it kept at hand */
   lua_setfield(L, -2, "functions");
-  if (!rf->lazy) lp_graph_compute_all(L, g);
+  if (!lazy) lp_graph_compute_all(L, g);
   return 1;
 }
 
