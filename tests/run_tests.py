@@ -2296,11 +2296,12 @@ DEBIAN_COMMANDS = [
     # gnulib's regex, compiled in: a switch on a byte whose table only the byte bounds
     ('csplit', ['csplit', '-f', '{split}', '{nums}', '/5/', '{3}'], None),
     # Rust programs, built by LLVM (Debian's ripgrep and fd-find, one thread each: their
-    # output in one order): enums' discriminants index tables nothing bounds, tables of
-    # offsets are read by several dispatches, and laid out back to back.  No oracles:
-    # Rust's HashMap seeds itself from getrandom, its counts differ from run to run
+    # output in one order; fd sorts what it found only when the search ends within
+    # --max-buffer-time, 100 ms unless told): enums' discriminants index tables nothing
+    # bounds, tables of offsets are read by several dispatches, and laid out back to back.
+    # No oracles: Rust's HashMap seeds itself from getrandom, its counts differ from run to run
     ('rg', ['rg', '-j1', '-n', '--sort', 'path', 'static', '{here}/corpus'], None),
-    ('fdfind', ['fdfind', '-j1', '-e', 'c', '.', '{here}/corpus'], None),
+    ('fdfind', ['fdfind', '-j1', '--max-buffer-time', '60000', '-e', 'c', '.', '{here}/corpus'], None),
     # Debian's interpreter, not a shim found first on PATH: non-PIE, stripped, with gcc's
     # .cold parts (hot parts jump into them past their first bytes)
     ('python3', ['/usr/bin/python3', '-c', 'import json, re, collections; '
