@@ -8,7 +8,10 @@
 --  * pairs(f) lists blocks, edges and calls before any of them was read;
 --  * line_counts reads the graph in C before it is read, the Lua tables
 --    after, with the same result; a count the collector changes, or blocks
---    it sets in place of ones never read, are what line_counts uses.
+--    it sets in place of ones never read, are what line_counts uses;
+--  * the report's run table, kept in LAZY_GRAPH_REPORT_RUN for
+--    lazy_graph_later.lua, whose report reads the graphs this one never did
+--    (computed in C only then, after this report returned).
 local kept, kept_count
 
 local function find(run, name)
@@ -40,6 +43,7 @@ return {
     if not kept and f.count > 0 and f.count < 20 then kept, kept_count = run, f.count end
   end,
   report = function(run)
+    LAZY_GRAPH_REPORT_RUN = run
     check(kept, "no sample saw step() part way")
     local old = find(kept, "step")
     check(rawget(old, "blocks") == nil, "a kept run's graph was made tables before it was read")
