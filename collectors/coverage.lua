@@ -7,7 +7,7 @@ local lcov = require("lcov")
 local coverage = {
   name = "coverage",
   outputs = "lcov tracefile coverage.info; coverage-nolines.txt; summary",
-  probes = { entry = "cover", blocks = "cover" }, -- FNDA 0/1 alone, as DA; counts with calls or arcs
+  probes = { entry = "cover", blocks = "cover", lines_only = true }, -- FNDA 0/1 alone, as DA; counts with calls or arcs
 }
 
 function coverage.report(run)

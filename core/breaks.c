@@ -11,8 +11,10 @@
  * entries that some copy branches into past their first byte keep their
  * break: every call traps and is sent to the copy ("trapped").  A
  * function that cannot be relocated gets its original byte back and runs
- * natively ("native").  Each copy is named in the perf map and given unwind
- * information made from the original's (describe_copy).
+ * natively ("native"); so does, marked run, one of which the collectors ask
+ * nothing but that it ran ("marked", marks_alone).  Each copy is named in the
+ * perf map and given unwind information made from the original's
+ * (describe_copy).
  *
  * Coverage probes (a block's, and the entry's mark when no collector wants
  * entry counts) are needed only until they first run: every SWEEP_MS (up
@@ -35,6 +37,7 @@
 #include <sys/user.h>
 
 #include "eh_frame.h"
+#include "lines.h"
 #include "reloc.h"
 #include "reloc_unwind.h"
 #include "session_internal.h"
@@ -172,6 +175,49 @@ static lp_status leave_native(core_session *s, process *p, pmodule *m, long i, c
   stubs_release(p, m, i);
   return LP_OK;
 }
+
+/* {=== functions whose first call is all that is asked of them ===
+ *
+ * When no collector counts entries, arcs or calls, and block probes are
+ * asked for nowhere, or only where line info is (coverage.lua: a report
+ * gives a function without line info as a whole, ran or not) and the module
+ * has none, a function's first call tells all: it ran.  It is marked so (its
+ * count 1, on a slot of its own) and its entry gets its original bytes back:
+ * no copy is made and it runs natively from then on ("marked").  A function
+ * with another part (gcc's NAME.cold, entered by jumps) is relocated as
+ * before, so that the part entered only past its start is seen to run. */
+
+static bool module_has_lines(module_file *f) {
+  if (f->lines < 0) f->lines = core_lines_maybe(f->path);
+  return f->lines;
+}
+
+static bool marks_alone(core_session *s, pmodule *m, long i) {
+  uint32_t pr = s->opt.probes;
+  if (!(pr & SHM_PROBE_ENTRY_COVER) || pr & (SHM_PROBE_ARCS | SHM_PROBE_CALLS)) return false;
+  if (m->file->module->functions[i].part != CORE_NO_PART) return false;
+  if (!(pr & (SHM_PROBE_BLOCKS_COVER | SHM_PROBE_BLOCKS_COUNT))) return true;
+  return pr & SHM_PROBE_BLOCKS_LINES && !module_has_lines(m->file);
+}
+
+static lp_status mark_ran(core_session *s, process *p, pmodule *m, long i) {
+  const core_function *fn = &m->file->module->functions[i];
+  shm_reservation r;
+  LP_CHECK(shm_reserve(&p->counters, 1, 0, 0, 0, &r));
+  shm_slots(&p->counters)[r.slot] = 1;
+  shm_functions(&p->counters)[m->first + i].slot = r.slot;
+  m->fns[i].state = SHM_MARKED;
+  shm_set_state(&p->counters, m->first + (uint32_t)i, SHM_MARKED, NULL);
+  s->stats.marked++;
+  uint8_t orig[JMP_REL32_SIZE];
+  size_t n = m->fns[i].stub ? JMP_REL32_SIZE : 1;
+  for (size_t k = 0; k < n; k++) orig[k] = original_byte(m, fn->addr + k);
+  LP_CHECK(write_entry(p, fn->addr + m->bias, orig, n, !m->fns[i].stub));
+  stubs_release(p, m, i);
+  return LP_OK;
+}
+
+/* }=== */
 
 typedef struct link_ctx {
   process *p;
@@ -1073,7 +1119,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
       long j;
       pmodule *cm = process_module_at(p, callees[k], &j);
       if (!cm || j < 0 || cm->fns[j].state != SHM_NOT_RUN) continue;
-      if (cm->file->module->functions[j].size > EAGER_MAX_SIZE) continue;
+      if (cm->file->module->functions[j].size > EAGER_MAX_SIZE || marks_alone(s, cm, j)) continue;
       lp_status st = instrument(s, p, cm, j, depth - 1, NULL, 0);
       if (st != LP_OK) {
         keep_plan(m, i, plan, &info);
@@ -1146,6 +1192,10 @@ static void describe_stop(process *p) {
 static lp_status first_hit(core_session *s, process *p, pmodule *m, long i, int depth, breaks_resume *resume,
                            size_t nresume) {
   uint64_t t0 = core_now_ns();
+  if (marks_alone(s, m, i)) {
+    s->stats.instrument_ns += core_now_ns() - t0;
+    return mark_ran(s, p, m, i);
+  }
   LP_CHECK(instrument(s, p, m, i, depth, resume, nresume));
   describe_stop(p);
   s->stats.instrument_ns += core_now_ns() - t0;
@@ -1727,6 +1777,6 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
   } else if (m->fns[i].state == SHM_TRAPPED) {
     s->stats.trapped_calls++;
   }
-  regs.rip = m->fns[i].state == SHM_NATIVE ? at : m->fns[i].copy;
+  regs.rip = m->fns[i].state == SHM_NATIVE || m->fns[i].state == SHM_MARKED ? at : m->fns[i].copy;
   return core_regs_set(tid, &regs);
 }

@@ -426,6 +426,22 @@ static lp_status finish(builder *b, core_lines *out) {
   return rank_files(out);
 }
 
+bool core_lines_maybe(const char *elf_path) {
+  elf_version(EV_CURRENT);
+  dwarf_file main = {.fd = open(elf_path, O_RDONLY | O_CLOEXEC)}, debug = {.fd = -1};
+  if (main.fd < 0) return true;
+  bool maybe = true;
+  main.elf = elf_begin(main.fd, ELF_C_READ_MMAP, NULL);
+  builder b = {0};
+  int has_dwarf;
+  if (main.elf && elf_kind(main.elf) == ELF_K_ELF && code_ranges(&b, main.elf, &has_dwarf) == LP_OK)
+    maybe = has_dwarf || find_debug_file(main.elf, elf_path, &debug);
+  free(b.code);
+  close_dwarf_file(&debug);
+  close_dwarf_file(&main);
+  return maybe;
+}
+
 lp_status core_lines_load(const char *elf_path, core_lines *out) {
   memset(out, 0, sizeof *out);
   elf_version(EV_CURRENT);

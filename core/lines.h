@@ -50,6 +50,11 @@ typedef struct core_lines {
  * ELF, or whose DWARF is broken: LP_ERR with "PATH: what is wrong". */
 lp_status core_lines_load(const char *elf_path, core_lines *out);
 
+/* Whether core_lines_load may find line rows for ELF_PATH: it has DWARF, or
+ * a separate debug file is found; true too when that cannot be told (the
+ * file does not open, is not ELF).  Reads no line program. */
+bool core_lines_maybe(const char *elf_path);
+
 /* The row that covers ADDR (the last row at or below ADDR in ADDR's sequence),
  * or NULL when ADDR is in no sequence. */
 const core_line *core_lines_find(const core_lines *l, uint64_t addr);

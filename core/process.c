@@ -91,6 +91,7 @@ lp_status module_file_open(core_session *s, const char *path, module_file **out)
     return lp_fail("out of memory");
   }
   f->id = id;
+  f->lines = -1;
   lp_status ok = core_module_open(path, &f->module);
   if (ok == LP_OK) ok = core_image_load(path, &f->image);
   if (ok != LP_OK) {

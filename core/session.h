@@ -53,6 +53,7 @@ typedef struct core_session_stats {
   uint64_t plans_reused;   /* relocations planned for an earlier process image of the same file */
   uint64_t homed;          /* functions sent back to their original code, int3s on blocks not covered */
   uint64_t home_hits;      /* those int3s met */
+  uint64_t marked;         /* first calls that only marked their function run (no copy made) */
   uint64_t parts_linked;   /* unnamed parts of functions linked to them (stripped modules; once per file) */
 } core_session_stats;
 

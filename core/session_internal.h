@@ -117,6 +117,7 @@ typedef struct module_file {
   cached_plan *plans;     /* per function, from its second image on (NULL: none yet) */
   side_entries *sides;    /* per function, once looked at (NULL: none yet) */
   bool unnamed_parts_linked; /* its functions' unnamed parts linked to them (breaks.c) */
+  int8_t lines;           /* whether it may have line info (core_lines_maybe): -1 not asked yet */
   char **names;           /* of those parts, NAME.cold: owned here */
   size_t nnames;
   struct module_file *next;

@@ -57,7 +57,8 @@ struct lp_lua {
   int collectors_ref;
 };
 
-static const char *state_names[] = {"not run", "relocated", "trapped", "native"};
+static const char *state_names[] = {"not run", "relocated", "trapped", "native", "excluded", "marked"};
+#define NSTATES (sizeof state_names / sizeof *state_names)
 
 const char *lp_lua_collectors_dir(void) {
   const char *env = getenv("LAZYPROBE_COLLECTORS");
@@ -330,8 +331,11 @@ lp_status lp_lua_load(lp_lua *lp, const char *spec) {
 
 /* Reads the probes table of the collector on top of the stack into *BITS;
  * *COUNTS is set when it wants entry counts (entry = true, or not said). */
-static lp_status read_probes(lua_State *L, const char *name, uint32_t *bits, bool *counts) {
+static lp_status read_probes(lua_State *L, const char *name, uint32_t *bits, bool *counts,
+                             bool *blocks_everywhere) {
   *counts = true;
+  *blocks_everywhere = false;
+  bool blocks = false, lines_only = false;
   if (lua_getfield(L, -1, "probes") == LUA_TNIL) {
     lua_pop(L, 1);
     return LP_OK;
@@ -354,12 +358,17 @@ static lp_status read_probes(lua_State *L, const char *name, uint32_t *bits, boo
       if (!strcmp(v, "cover")) *bits |= SHM_PROBE_BLOCKS_COVER;
       else if (!strcmp(v, "count")) *bits |= SHM_PROBE_BLOCKS_COUNT;
       else st = lp_fail("collector %s: probes.blocks must be \"cover\" or \"count\"", name);
+      blocks = true;
+    } else if (!strcmp(key, "lines_only")) {
+      if (!lua_isboolean(L, -1)) st = lp_fail("collector %s: probes.lines_only must be true or false", name);
+      lines_only = lua_toboolean(L, -1);
     } else {
-      st = lp_fail("collector %s: unknown probe '%s' (entry, blocks, arcs, calls)", name, key);
+      st = lp_fail("collector %s: unknown probe '%s' (entry, blocks, lines_only, arcs, calls)", name, key);
     }
   }
   if (st != LP_OK) lua_pop(L, 1); /* the key of the failed iteration */
   lua_pop(L, 1);
+  *blocks_everywhere = blocks && !lines_only;
   return st;
 }
 
@@ -367,6 +376,7 @@ lp_status lp_lua_probes(lp_lua *lp, uint32_t *probes) {
   lua_State *L = lp->L;
   uint32_t bits = SHM_PROBE_ENTRY;
   bool counts = false; /* some collector wants entry counts */
+  bool everywhere = false; /* some collector wants blocks in modules without line info too */
   lua_rawgeti(L, LUA_REGISTRYINDEX, lp->collectors_ref);
   lp_status st = LP_OK;
   for (int i = 1; st == LP_OK && i <= lp->ncollectors; i++) {
@@ -375,15 +385,17 @@ lp_status lp_lua_probes(lp_lua *lp, uint32_t *probes) {
     char name[128];
     snprintf(name, sizeof name, "%s", lua_tostring(L, -1));
     lua_pop(L, 1);
-    bool wants;
-    st = read_probes(L, name, &bits, &wants);
+    bool wants, blocks_everywhere;
+    st = read_probes(L, name, &bits, &wants, &blocks_everywhere);
     counts |= wants;
+    everywhere |= blocks_everywhere;
     lua_pop(L, 1);
   }
   lua_pop(L, 1);
   if (bits & SHM_PROBE_BLOCKS_COUNT) bits &= ~(uint32_t)SHM_PROBE_BLOCKS_COVER; /* counts cover */
   if (!counts && !(bits & SHM_PROBE_ARCS)) /* the flow of the arcs starts from the entry count */
     bits |= SHM_PROBE_ENTRY_COVER;
+  if (bits & (SHM_PROBE_BLOCKS_COVER | SHM_PROBE_BLOCKS_COUNT) && !everywhere) bits |= SHM_PROBE_BLOCKS_LINES;
   *probes = bits;
   return st;
 }
@@ -424,7 +436,7 @@ static const char report_graphs = 0;
  * it ran says more than one where it did not. */
 static void add_seen(lua_State *L, lp_graph *g, int fns, lua_Integer n, uint32_t file, const shm_counters *c,
                      const shm_function *f) {
-  uint32_t state = f->state < 4 ? f->state : 0;
+  uint32_t state = f->state < NSTATES ? f->state : 0;
   lua_rawgeti(L, fns, n);
   lua_getfield(L, -1, "count");
   lua_Integer before = lua_tointeger(L, -1);
@@ -447,7 +459,7 @@ static void add_seen(lua_State *L, lp_graph *g, int fns, lua_Integer n, uint32_t
 /* Pushes the table of a function seen first in C; its module's path is at
  * index MODULE. */
 static void push_function(lua_State *L, const shm_counters *c, const shm_function *f, int module) {
-  uint32_t state = f->state < 4 ? f->state : 0;
+  uint32_t state = f->state < NSTATES ? f->state : 0;
   lua_createtable(L, 0, 10);
   lua_pushstring(L, shm_string(c, f->name));
   lua_setfield(L, -2, "name");

@@ -34,7 +34,8 @@ void lp_lua_free(lp_lua *L);
 lp_status lp_lua_load(lp_lua *L, const char *spec);
 
 /* The union of the probes the loaded collectors ask for (enum shm_probe bits;
- * the entry probe is always on).  Fails on a probes table it does not
+ * the entry probe is always on; BLOCKS_LINES when every collector that asks
+ * for blocks asks for them only where line info is).  Fails on a probes table it does not
  * understand, naming the collector and the field. */
 lp_status lp_lua_probes(lp_lua *L, uint32_t *probes);
 

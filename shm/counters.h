@@ -29,7 +29,7 @@
 #include "lp_status.h"
 
 #define SHM_MAGIC "LZPROBE\x01"
-#define SHM_VERSION 6u
+#define SHM_VERSION 7u
 #define SHM_NONE UINT32_MAX /* no slot, no table entry */
 
 enum shm_end { SHM_RUNNING = 0, SHM_EXITED = 1, SHM_KILLED = 2, SHM_EXECED = 3, SHM_DETACHED = 4 };
@@ -40,6 +40,8 @@ enum shm_state {
   SHM_TRAPPED = 2,   /* counted by a break at every call (entry too small to patch) */
   SHM_NATIVE = 3,    /* left uninstrumented; note says why */
   SHM_EXCLUDED = 4,  /* not selected (--include/--exclude): not part of any report */
+  SHM_MARKED = 5,    /* its first call marked it run (its slot 1), then its original code ran:
+                        nothing more was asked of it (core/breaks.c, marks_alone) */
 };
 
 /* Which probes the copies carry (shm_header.probes). */
@@ -51,6 +53,7 @@ enum shm_probe {
   SHM_PROBE_CALLS = 1u << 4,
   SHM_PROBE_ENTRY_COVER = 1u << 5,  /* with ENTRY: a function's entry slot is 0 or 1 (counted
                                        by the tracer for trapped functions) */
+  SHM_PROBE_BLOCKS_LINES = 1u << 6, /* with BLOCKS_*: asked for only in modules with line info */
 };
 
 typedef struct shm_header {

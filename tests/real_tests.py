@@ -268,10 +268,12 @@ def test_storm(ctx, mode):
     plain: 2 runs without --atomic (counts may be lost: output only), the
     second with --no-stubs (every first hit a trap).  coverage: -c coverage,calls --atomic, then -c
     coverage --atomic, with pauses between rounds so that probe-removal sweeps
-    run while threads run: output identical, probes removed, the entries in
-    coverage-nolines.txt exact counts in the first run (calls wants them) and 1
-    for every function in the second (coverage alone marks entries, its entry
-    probes removed like the blocks')."""
+    run while threads run: output identical, the entries in coverage-nolines.txt
+    exact counts in the first run (calls wants them: copies, whose probes are
+    removed) and 1 for every function in the second (coverage alone in a program
+    without line info: each function marked run at its first call, racing
+    threads in its stub, and its entry given its original bytes back: --stats
+    marked >= 2000, no copy)."""
     name = 'threads/storm/' + mode
     binary, err = build(ctx, 'thread_storm', ['thread_storm.c'], ['-O2', '-Wall', '-pthread'])
     if err:
@@ -321,8 +323,12 @@ def test_storm(ctx, mode):
                              % (st.get('trap_hits'), st.get('stub_hits'), repro(cmd)))
         elif mode == 'coverage':
             m = re.search(rb'cover_removed=(\d+)', lp[2])
-            if not m or int(m.group(1)) == 0:
+            marked = re.search(rb'marked=(\d+)', lp[2])
+            if k == 0 and (not m or int(m.group(1)) == 0):
                 probs.append('run %d: no cover probe was removed (%s)' % (k, rt.short(lp[2])))
+            if k == 1 and (not marked or int(marked.group(1)) < 2000):
+                probs.append('run %d: %s functions marked, expected >= 2000 (%s)' %
+                             (k, marked and int(marked.group(1)), rt.short(lp[2])))
             got = nolines_entries(os.path.join(outdir, 'coverage-nolines.txt'), binary)
             if got is None:
                 probs.append('run %d: no coverage-nolines.txt' % k)

@@ -2593,9 +2593,13 @@ def test_cover_sweep(ctx):
     """collectors/cover_sweep: covered probes are replaced by NOPs while four
     threads run hot loops through them: the output stays the same (three runs),
     probes were removed (--stats cover_removed), and the blocks still count as
-    covered afterwards (run.functions via dump_blocks: every block of step() ran)."""
+    covered afterwards (run.functions via dump_blocks: every block of step() ran).
+    Built with -g: without line info -c coverage marks functions run and makes
+    no copies (core/breaks.c, marks_alone)."""
     name = 'collectors/cover_sweep'
-    binary, _ = ctx.binary('hotthreads', ('O2', 'pie', 'sym'))
+    binary, err = build_extra(ctx, 'hotthreads', 'O2-g', ['-O2', '-g'])
+    if err:
+        return [(name, [err])]
     nst, nout, _, _ = run_proc([binary], timeout=RUN_TIMEOUT)
     probs = []
     for k in range(3):
@@ -2619,6 +2623,60 @@ def test_cover_sweep(ctx):
     except (OSError, ValueError, KeyError) as e:
         probs.append('dump: %s %s' % (e, short(err)))
     return [(name, probs)]
+
+
+NOLINES_ROW = re.compile(rb'^\s*(\d+)\s+(not run|relocated|trapped|native|marked)\s+(\S+)\s+(\S+)\s+0x([0-9a-f]+)$')
+
+
+def test_marked(ctx, prog_name, v):
+    """marked/PROG/VARIANT: -c coverage on a corpus build without line info (no
+    -g): the report gives its functions as a whole, so each is marked run at its
+    first call and runs natively from then on, no copy made (core/breaks.c,
+    marks_alone).  Output and status as natively; in coverage-nolines.txt every
+    function the corpus expects to run has 1 and state "marked" ("relocated"
+    for one with a NAME.cold part, which jumps are what enter), every one it
+    expects not to run 0; --stats marked > 0.  Functions found by address, so
+    stripped builds are checked by the same rows."""
+    name = 'marked/%s/%s' % (prog_name, vname(v))
+    if (prog_name, v) in ctx.build_errors:
+        return [(name, ['build: ' + ctx.build_errors[(prog_name, v)]])]
+    prog = ctx.progs[prog_name]
+    binary, sym_path = ctx.binary(prog_name, v)
+    scratch = ctx.scratch(name)
+    outdir = os.path.join(scratch, 'out')
+    args = [a.replace('{outdir}', outdir).replace('{scratch}', scratch) for a in prog.args]
+    nst, nout, _, _ = run_proc([binary] + args, prog.stdin)
+    try:
+        expect = resolve_expect(prog, nout)
+    except ValueError as e:
+        return [(name, ['native: %s' % e])]
+    for f in os.listdir(scratch):
+        p = os.path.join(scratch, f)
+        shutil.rmtree(p) if os.path.isdir(p) else os.unlink(p)
+    cmd = [ctx.lp, 'run', '-c', 'coverage', '--stats', '-o', outdir, '--', binary] + args
+    st, out, err, to = run_proc(cmd, prog.stdin, timeout=RUN_TIMEOUT)
+    repro = '  [repro: %s%s]' % (' '.join(cmd), ' < ' + prog.stdin if prog.stdin else '')
+    if to or st != nst or out != nout:
+        return [(name, ['status %s (native %s), stdout %s' % (st, nst, first_diff(nout, out)) + repro])]
+    m = re.search(rb'marked=(\d+)', err)
+    probs = [] if m and int(m.group(1)) > 0 else ['--stats marked=%s' % (m and m.group(1))]
+    rows = {}
+    try:
+        with open(os.path.join(outdir, 'coverage-nolines.txt'), 'rb') as f:
+            for line in f:
+                r = NOLINES_ROW.match(line.rstrip(b'\n'))
+                if r and os.path.realpath(r.group(4)) == os.path.realpath(binary).encode():
+                    rows[int(r.group(5), 16)] = (int(r.group(1)), r.group(2).decode())
+    except OSError as e:
+        return [(name, ['coverage-nolines.txt: %s' % e + repro])]
+    syms = ctx.syms(sym_path)
+    for fname, cnt in expect:
+        got = rows.get(syms.get(fname))
+        has_part = fname + '.cold' in syms
+        want = ((1, 'relocated' if has_part else 'marked'),) if cnt > 0 else ((0, 'not run'),)
+        if got not in want:
+            probs.append('%s: %s, expected %s' % (fname, got, ' or '.join(map(str, want))))
+    return [(name, [p + repro for p in probs[:1]] + probs[1:6])]
 
 
 def build_slow(d):
@@ -2770,6 +2828,10 @@ def main():
         jobs.append(('collectors/cover_sweep', lambda: test_cover_sweep(ctx)))
         jobs.append(('programs/asan', lambda: test_asan(ctx)))
         jobs.append(('collectors/lazy_graph', lambda: test_lazy_graph(ctx)))
+        for pn in sorted(ctx.progs):
+            if ctx.progs[pn].expect:
+                for v in (('O2', 'pie', 'strip'), ('O0', 'nopie', 'sym')):
+                    jobs.append(('marked/%s/%s' % (pn, vname(v)), lambda pn=pn, v=v: test_marked(ctx, pn, v)))
         for pn in PROBE_PROGRAMS:
             for o in OPTS:
                 if o in PROBE_SKIP.get(pn, ()):
