@@ -135,6 +135,7 @@ typedef struct pmodule {
   shm_arena arena;        /* its copies, within reach of it and of the view */
   uint64_t stubs;         /* run-time address of its stubs in the arena (0: none) */
   uint32_t state_slot;    /* its functions' stub words (uint32 each) from this slot on */
+  uint32_t summary_slot;  /* and their summary: a bit per 64 words, set by a stub that asks */
   fn_state *fns;          /* one per module function */
   bool unloaded;          /* dlclose'd: nothing of it is looked up any more */
 } pmodule;

@@ -5,9 +5,11 @@
  * the entry of a function not run yet is, where a jmp may go (breaks_may_jump),
  * a jmp to its stub in the module's arena (arch/x86_64/x64_stub.h) rather
  * than an int3.  The stub sets the function's word in the counters file from
- * 0 to REQUESTED, rings the process's bell and waits on the word; the
- * tracer, asleep on every bell (doorbell.h), wakes, finds the words set
- * (stubs_serve) and relocates those functions as a trap would have
+ * 0 to REQUESTED, sets the bit of its group of 64 in the module's summary,
+ * rings the process's bell and waits on the word; the tracer, asleep on
+ * every bell (doorbell.h), wakes, finds the words set in the groups the
+ * summary names (stubs_serve: cc1 has 40 000 functions, a first hit through
+ * a stub 6-8 us) and relocates those functions as a trap would have
  * (breaks_on_request).  Once an entry no longer leads to its stub (a
  * jmp to the copy, an int3, the original bytes), its word becomes SERVED and
  * its waiters are woken: they return to the entry.  The words and the bell
@@ -43,6 +45,8 @@ lp_status stubs_arm(process *p, pmodule *m) {
     p->bell_slot = r.slot;
   }
   LP_CHECK(shm_reserve(&p->counters, (uint32_t)((n + 1) / 2), 0, 0, 0, &r));
+  shm_reservation summary;
+  LP_CHECK(shm_reserve(&p->counters, (uint32_t)x64_stubs_summary_words(n), 0, 0, 0, &summary));
   size_t size = x64_stubs_size(n);
   uint64_t at;
   if (!size || shm_arena_alloc(&m->arena, size, 16, &at) != LP_OK) return lp_fail("no room for stubs");
@@ -52,13 +56,14 @@ lp_status stubs_arm(process *p, pmodule *m) {
   for (size_t i = 0; st == LP_OK && i < n; i++) entries[i] = mod->functions[i].addr + m->bias;
   if (st == LP_OK)
     st = x64_stubs_write(code, at, n, entries, m->slots + 8 * (uint64_t)r.slot,
-                         m->slots + 8 * (uint64_t)p->bell_slot);
+                         m->slots + 8 * (uint64_t)summary.slot, m->slots + 8 * (uint64_t)p->bell_slot);
   if (st == LP_OK) st = core_mem_write(&p->target, at, code, size);
   free(entries);
   free(code);
   LP_CHECK(st);
   m->stubs = at;
   m->state_slot = r.slot;
+  m->summary_slot = summary.slot;
   char name[64]; /* a thread waiting for its first hit is seen in them by perf */
   const char *base = strrchr(m->file->path, '/');
   snprintf(name, sizeof name, "[lazyprobe first-hit stubs] %s", base ? base + 1 : m->file->path);
@@ -102,13 +107,24 @@ lp_status stubs_disable(process *p) {
   return LP_OK;
 }
 
+/* Serves the words of P asked for: in each module, those of the groups of
+ * 64 whose summary bit is set, the bits taken first (a stub sets its word,
+ * then its bit, then rings: a bit set after it was taken rings again). */
 lp_status stubs_serve(core_session *s, process *p) {
   for (size_t k = 0; p->stubs && k < p->nmods; k++) {
     pmodule *m = &p->mods[k];
     if (m->unloaded || !m->stubs) continue;
     volatile uint32_t *words = stub_words(p, m);
-    for (size_t i = 0; i < m->file->module->nfunctions; i++)
-      if (words[i] == X64_STUB_REQUESTED) LP_CHECK(breaks_on_request(s, p, m, (long)i));
+    volatile uint64_t *summary = shm_slots(&p->counters) + m->summary_slot;
+    size_t n = m->file->module->nfunctions;
+    for (size_t w = 0; w < x64_stubs_summary_words(n); w++) {
+      if (!summary[w]) continue;
+      for (uint64_t bits = __atomic_exchange_n(&summary[w], 0, __ATOMIC_SEQ_CST); bits; bits &= bits - 1) {
+        size_t lo = (w * 64 + (size_t)__builtin_ctzll(bits)) * 64, hi = lo + 64 < n ? lo + 64 : n;
+        for (size_t i = lo; i < hi; i++)
+          if (words[i] == X64_STUB_REQUESTED) LP_CHECK(breaks_on_request(s, p, m, (long)i));
+      }
+    }
   }
   return LP_OK;
 }

@@ -10,7 +10,7 @@
 
 enum { L_COMMON, L_WAIT, L_SPIN, L_SLEEP, L_READY, L_ENTRIES, NLABELS };
 
-static void put_common(x64_writer *w, uint64_t states, uint64_t bell) {
+static void put_common(x64_writer *w, uint64_t states, uint64_t summary, uint64_t bell) {
   static const char index_disp = 8 * SAVED;
   x64_put_bytes(w, "\x9c\x50\x53\x51\x52\x56\x57\x41\x50\x41\x51\x41\x52\x41\x53", 15); /* pushfq, push ... r11 */
   const char load_index[4] = {'\x8b', '\x44', '\x24', index_disp};               /* mov eax, [rsp+88] */
@@ -20,6 +20,10 @@ static void put_common(x64_writer *w, uint64_t states, uint64_t bell) {
   x64_put_bytes(w, "\x31\xc0\xb9\x01\x00\x00\x00", 7);    /* xor eax, eax; mov ecx, 1 */
   x64_put_bytes(w, "\xf0\x0f\xb1\x0f", 4);                /* lock cmpxchg [rdi], ecx */
   x64_put_jcc_label(w, CC_NE, L_WAIT);          /* asked for already, or served */
+  x64_put_bytes(w, load_index, 4);                        /* mov eax, [rsp+88] */
+  x64_put_bytes(w, "\xc1\xe8\x06", 3);                    /* shr eax, 6: its group of 64 */
+  x64_put_insn_rip_address(w, (const uint8_t *)"\xf0\x48\x0f\xab\x05\0\0\0\0", 9, 5,
+                           summary);                      /* lock bts [summary], rax */
   x64_put_insn_rip_address(w, (const uint8_t *)"\xf0\xff\x05\0\0\0\0", 7, 3, bell); /* lock inc [bell] */
   x64_put_bytes(w, "\x57", 1);                            /* push rdi */
   x64_put_insn_rip_address(w, (const uint8_t *)"\x48\x8d\x3d\0\0\0\0", 7, 3, bell); /* lea rdi, bell */
@@ -51,7 +55,8 @@ static void put_common(x64_writer *w, uint64_t states, uint64_t bell) {
   x64_put_bytes(w, "\xc3", 1);                            /* ret: to the entry */
 }
 
-static lp_status put_all(x64_writer *w, size_t n, const uint64_t *entries, uint64_t states, uint64_t bell) {
+static lp_status put_all(x64_writer *w, size_t n, const uint64_t *entries, uint64_t states, uint64_t summary,
+                         uint64_t bell) {
   for (size_t i = 0; i < n; i++) {
     uint32_t index = (uint32_t)i;
     x64_put_u8(w, 0x68); /* push imm32 */
@@ -62,23 +67,23 @@ static lp_status put_all(x64_writer *w, size_t n, const uint64_t *entries, uint6
   x64_put_label(w, L_ENTRIES);
   for (size_t i = 0; i < n; i++) x64_put_u64(w, entries ? entries[i] : 0);
   x64_put_label(w, L_COMMON);
-  put_common(w, states, bell);
+  put_common(w, states, summary, bell);
   return x64_writer_flush(w);
 }
 
 size_t x64_stubs_size(size_t n) {
   x64_writer w;
   if (x64_writer_init(&w, NULL, 0, NLABELS) != LP_OK) return 0;
-  size_t size = put_all(&w, n, NULL, 0, 0) == LP_OK ? w.offset : 0;
+  size_t size = put_all(&w, n, NULL, 0, 0, 0) == LP_OK ? w.offset : 0;
   x64_writer_clear(&w);
   return size;
 }
 
 lp_status x64_stubs_write(uint8_t *out, uint64_t at, size_t n, const uint64_t *entries, uint64_t states,
-                          uint64_t bell) {
+                          uint64_t summary, uint64_t bell) {
   x64_writer w;
   LP_CHECK(x64_writer_init(&w, out, at, NLABELS));
-  lp_status st = put_all(&w, n, entries, states, bell);
+  lp_status st = put_all(&w, n, entries, states, summary, bell);
   x64_writer_clear(&w);
   return st;
 }

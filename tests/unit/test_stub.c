@@ -1,11 +1,14 @@
 /* test_stub.c — arch/x86_64/x64_stub.c run in this process: calls made
- * through the stubs of three functions reach their entries with every
- * argument (six integer registers, rax, an xmm register, one on the stack)
- * and return to the caller with the result, the stack as before; the first
- * call of each marks its word requested, rings the bell once and waits until
- * a server thread (the tracer's part) marks it served; a call after that
- * rings nothing.  Two threads racing on one stub ring it once and both wait
- * for the same service.  No arguments; exit status 0 when all pass. */
+ * through the stubs of three functions (stubs 0, 1 and 4099 of 4100, the
+ * others fn0's) reach their entries with every argument (six integer
+ * registers, rax, an xmm register, one on the stack) and return to the caller
+ * with the result, the stack as before; the first call of each marks its word
+ * requested, sets the summary bit of its group of 64 (4099: bit 0 of the
+ * second summary word), rings the bell once and waits until a server thread
+ * (the tracer's part), which reads the words of the groups the summary names
+ * alone, marks it served; a call after that rings nothing.  Two threads
+ * racing on one stub ring it once and both wait for the same service.  No
+ * arguments; exit status 0 when all pass. */
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -18,9 +21,11 @@
 #include "unit.h"
 #include "x64_stub.h"
 
-#define NFN 3
+#define NFN 4100
+#define LAST (NFN - 1)
 
 static volatile uint32_t *words, *bell;
+static volatile uint64_t *summary;
 static volatile int served_order[8], nserved;
 
 __attribute__((noipa)) static long fn0(long a, long b, long c, long d, long e, long f, double x, long g) {
@@ -45,13 +50,15 @@ static void *server(void *arg) {
     while (*bell == seen) futex(bell, FUTEX_WAIT, seen);
     seen = *bell;
     usleep(20000);
-    for (int i = 0; i < NFN; i++)
-      if (words[i] == X64_STUB_REQUESTED) {
-        served_order[nserved++] = i;
-        __atomic_store_n(&words[i], X64_STUB_SERVED, __ATOMIC_SEQ_CST);
-        futex(&words[i], FUTEX_WAKE, INT32_MAX);
-        r++;
-      }
+    for (size_t w = 0; w < x64_stubs_summary_words(NFN); w++)
+      for (uint64_t bits = __atomic_exchange_n(&summary[w], 0, __ATOMIC_SEQ_CST); bits; bits &= bits - 1)
+        for (int i = (int)(w * 64 + (size_t)__builtin_ctzll(bits)) * 64, hi = i + 64; i < hi && i < NFN; i++)
+          if (words[i] == X64_STUB_REQUESTED) {
+            served_order[nserved++] = i;
+            __atomic_store_n(&words[i], X64_STUB_SERVED, __ATOMIC_SEQ_CST);
+            futex(&words[i], FUTEX_WAKE, INT32_MAX);
+            r++;
+          }
   }
   return NULL;
 }
@@ -62,18 +69,23 @@ static void *call_fn1(void *code) { return (void *)stub(code, 1)(1, 2, 3, 4, 5, 
 
 int main(void) {
   const char *name = "stub";
-  size_t size = x64_stubs_size(NFN);
-  uint8_t *page = mmap(NULL, 4096 + size, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  size_t size = x64_stubs_size(NFN), data = 8 * 4096; /* the words, the summary, the bell */
+  uint8_t *page = mmap(NULL, data + size, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (page == MAP_FAILED) return 1;
   words = (volatile uint32_t *)page;
-  bell = (volatile uint32_t *)(page + 64);
-  uint8_t *code = page + 4096;
-  uint64_t entries[NFN] = {(uintptr_t)fn0, (uintptr_t)fn1, (uintptr_t)fn2};
-  CHECK(x64_stubs_write(code, (uintptr_t)code, NFN, entries, (uintptr_t)words, (uintptr_t)bell) == LP_OK, "write: %s",
-        lp_error());
+  summary = (volatile uint64_t *)(page + 6 * 4096);
+  bell = (volatile uint32_t *)(page + 6 * 4096 + 64);
+  uint8_t *code = page + data;
+  static uint64_t entries[NFN];
+  for (int i = 0; i < NFN; i++) entries[i] = (uintptr_t)fn0;
+  entries[1] = (uintptr_t)fn1;
+  entries[LAST] = (uintptr_t)fn2;
+  CHECK(x64_stubs_write(code, (uintptr_t)code, NFN, entries, (uintptr_t)words, (uintptr_t)summary,
+                        (uintptr_t)bell) == LP_OK,
+        "write: %s", lp_error());
 
   pthread_t srv;
-  pthread_create(&srv, NULL, server, (void *)(intptr_t)NFN);
+  pthread_create(&srv, NULL, server, (void *)(intptr_t)3);
   long want0 = fn0(11, 12, 13, 14, 15, 16, 1.75, 17);
   long got0 = stub(code, 0)(11, 12, 13, 14, 15, 16, 1.75, 17);
   CHECK(got0 == want0, "fn0 through its stub: %ld, natively %ld", got0, want0);
@@ -90,11 +102,13 @@ int main(void) {
         want1);
   CHECK(*bell == 2, "two racing first calls rang %u times", *bell - 1);
 
-  long got2 = stub(code, 2)(100, 1, 2, 3, 4, 5, 6.0, 7);
+  long got2 = stub(code, LAST)(100, 1, 2, 3, 4, 5, 6.0, 7);
   CHECK(got2 == fn2(100, 1, 2, 3, 4, 5, 6.0, 7), "fn2 through its stub: %ld", got2);
   pthread_join(srv, NULL);
-  CHECK(nserved == NFN && served_order[0] == 0 && served_order[1] == 1 && served_order[2] == 2,
+  CHECK(nserved == 3 && served_order[0] == 0 && served_order[1] == 1 && served_order[2] == LAST,
         "served %d requests", nserved);
+  CHECK(summary[0] == 0 && summary[1] == 0, "summary words left %#lx %#lx", (unsigned long)summary[0],
+        (unsigned long)summary[1]);
   printf("%s: %d checks, %d failures\n", name, checks, failures);
   return failures != 0;
 }
