@@ -162,18 +162,25 @@ lp_status breaks_put_break(process *p, pmodule *m, long i) {
   return LP_OK;
 }
 
-static lp_status leave_native(core_session *s, process *p, pmodule *m, long i, const char *why) {
+/* Gives the entry of function I of M, at its first hit, its original bytes
+ * back (one under an int3, five under the jmp to its stub) and lets the
+ * stub's waiters go: it runs natively from now on. */
+static lp_status restore_entry(process *p, pmodule *m, long i) {
   const core_function *fn = &m->file->module->functions[i];
   uint8_t orig[JMP_REL32_SIZE];
   size_t n = m->fns[i].stub ? JMP_REL32_SIZE : 1;
   for (size_t k = 0; k < n; k++) orig[k] = original_byte(m, fn->addr + k);
-  m->fns[i].state = SHM_NATIVE;
-  shm_set_state(&p->counters, m->first + (uint32_t)i, SHM_NATIVE, why);
-  s->stats.native++;
-  fprintf(stderr, "lazyprobe: not instrumented: %s: %s\n", fn->name, why);
   LP_CHECK(write_entry(p, fn->addr + m->bias, orig, n, !m->fns[i].stub));
   stubs_release(p, m, i);
   return LP_OK;
+}
+
+static lp_status leave_native(core_session *s, process *p, pmodule *m, long i, const char *why) {
+  m->fns[i].state = SHM_NATIVE;
+  shm_set_state(&p->counters, m->first + (uint32_t)i, SHM_NATIVE, why);
+  s->stats.native++;
+  fprintf(stderr, "lazyprobe: not instrumented: %s: %s\n", m->file->module->functions[i].name, why);
+  return restore_entry(p, m, i);
 }
 
 /* {=== functions whose first call is all that is asked of them ===
@@ -201,7 +208,6 @@ static bool marks_alone(core_session *s, pmodule *m, long i) {
 }
 
 static lp_status mark_ran(core_session *s, process *p, pmodule *m, long i) {
-  const core_function *fn = &m->file->module->functions[i];
   shm_reservation r;
   LP_CHECK(shm_reserve(&p->counters, 1, 0, 0, 0, &r));
   shm_slots(&p->counters)[r.slot] = 1;
@@ -209,12 +215,7 @@ static lp_status mark_ran(core_session *s, process *p, pmodule *m, long i) {
   m->fns[i].state = SHM_MARKED;
   shm_set_state(&p->counters, m->first + (uint32_t)i, SHM_MARKED, NULL);
   s->stats.marked++;
-  uint8_t orig[JMP_REL32_SIZE];
-  size_t n = m->fns[i].stub ? JMP_REL32_SIZE : 1;
-  for (size_t k = 0; k < n; k++) orig[k] = original_byte(m, fn->addr + k);
-  LP_CHECK(write_entry(p, fn->addr + m->bias, orig, n, !m->fns[i].stub));
-  stubs_release(p, m, i);
-  return LP_OK;
+  return restore_entry(p, m, i);
 }
 
 /* }=== */
