@@ -406,13 +406,14 @@ class Ctx:
         return d
 
 
-def test_run(ctx, prog_name, v):
-    """Generic test: native vs lazyprobe on one program variant.
-    Returns [(name, problems)]."""
-    name = 'run/%s/%s' % (prog_name, vname(v))
-    rname = 'report/%s/%s' % (prog_name, vname(v))
+def native_corpus_run(ctx, prog_name, v, name):
+    """The native half of test NAME on variant V of corpus program PROG_NAME:
+    a dict of prog, binary, sym_path (its unstripped build), outdir (in the
+    test's scratch directory, emptied again after the native run), args,
+    status, out, err and expect (the expectations, @KEY resolved from its
+    stdout); or a problem string."""
     if (prog_name, v) in ctx.build_errors:
-        return [(name, ['build: ' + ctx.build_errors[(prog_name, v)]])]
+        return 'build: ' + ctx.build_errors[(prog_name, v)]
     prog = ctx.progs[prog_name]
     binary, sym_path = ctx.binary(prog_name, v)
     scratch = ctx.scratch(name)
@@ -420,21 +421,34 @@ def test_run(ctx, prog_name, v):
     args = [a.replace('{outdir}', outdir).replace('{scratch}', scratch) for a in prog.args]
     nst, nout, nerr, nto = run_proc([binary] + args, prog.stdin)
     if nto:
-        return [(name, ['native run timed out'])]
+        return 'native run timed out'
     try:
         expect = resolve_expect(prog, nout)
     except ValueError as e:
-        return [(name, ['native: %s' % e])]
+        return 'native: %s' % e
+    for f in os.listdir(scratch):  # its side effects go before the instrumented run
+        p = os.path.join(scratch, f)
+        shutil.rmtree(p) if os.path.isdir(p) else os.unlink(p)
+    return dict(prog=prog, binary=binary, sym_path=sym_path, outdir=outdir, args=args, status=nst, out=nout,
+                err=nerr, expect=expect)
+
+
+def test_run(ctx, prog_name, v):
+    """Generic test: native vs lazyprobe on one program variant.
+    Returns [(name, problems)]."""
+    name = 'run/%s/%s' % (prog_name, vname(v))
+    rname = 'report/%s/%s' % (prog_name, vname(v))
+    r = native_corpus_run(ctx, prog_name, v, name)
+    if isinstance(r, str):
+        return [(name, [r])]
+    prog, binary, sym_path, outdir, args = r['prog'], r['binary'], r['sym_path'], r['outdir'], r['args']
+    nst, nout, nerr, expect = r['status'], r['out'], r['err'], r['expect']
     syms = ctx.syms(sym_path)
     missing = [n for n, _ in expect if n not in syms]
     if missing:
         return [(name, ['expected functions not in symtab: %s' % ', '.join(missing)])]
     if ctx.native_only:
         return [(name, [])]
-    # remove the native run's side effects before the instrumented run
-    for f in os.listdir(scratch):
-        p = os.path.join(scratch, f)
-        shutil.rmtree(p) if os.path.isdir(p) else os.unlink(p)
     cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', binary] + args
     lst, lout, lerr, lto = run_proc(cmd, prog.stdin, timeout=RUN_TIMEOUT)
     probs = []
@@ -2638,21 +2652,11 @@ def test_marked(ctx, prog_name, v):
     expects not to run 0; --stats marked > 0.  Functions found by address, so
     stripped builds are checked by the same rows."""
     name = 'marked/%s/%s' % (prog_name, vname(v))
-    if (prog_name, v) in ctx.build_errors:
-        return [(name, ['build: ' + ctx.build_errors[(prog_name, v)]])]
-    prog = ctx.progs[prog_name]
-    binary, sym_path = ctx.binary(prog_name, v)
-    scratch = ctx.scratch(name)
-    outdir = os.path.join(scratch, 'out')
-    args = [a.replace('{outdir}', outdir).replace('{scratch}', scratch) for a in prog.args]
-    nst, nout, _, _ = run_proc([binary] + args, prog.stdin)
-    try:
-        expect = resolve_expect(prog, nout)
-    except ValueError as e:
-        return [(name, ['native: %s' % e])]
-    for f in os.listdir(scratch):
-        p = os.path.join(scratch, f)
-        shutil.rmtree(p) if os.path.isdir(p) else os.unlink(p)
+    r = native_corpus_run(ctx, prog_name, v, name)
+    if isinstance(r, str):
+        return [(name, [r])]
+    prog, binary, sym_path, outdir, args = r['prog'], r['binary'], r['sym_path'], r['outdir'], r['args']
+    nst, nout, expect = r['status'], r['out'], r['expect']
     cmd = [ctx.lp, 'run', '-c', 'coverage', '--stats', '-o', outdir, '--', binary] + args
     st, out, err, to = run_proc(cmd, prog.stdin, timeout=RUN_TIMEOUT)
     repro = '  [repro: %s%s]' % (' '.join(cmd), ' < ' + prog.stdin if prog.stdin else '')
