@@ -3,10 +3,11 @@
  * asks for the copy without a stop); a hit relocates the whole function with
  * its probes (and its direct callees of at most EAGER_MAX_SIZE bytes, theirs,
  * ... EAGER_DEPTH calls deep, so that they never trap; calls from a copy go
- * straight to the callee's copy when there is one), writes the copy to the module's arena, patches the
- * entry with a jmp to it (an int3 in byte 0 first where a jmp was, bytes 1..4,
- * byte 0 last, so no thread ever runs a half-written instruction) and resumes
- * the thread in the copy (or lets the stub's waiters go).  Entries too small for a jmp,
+ * straight to the callee's copy when there is one), writes the copy to the
+ * module's arena, patches the entry with a jmp to it (an int3 in byte 0 first
+ * where a jmp was, bytes 1..4, byte 0 last, so no thread ever runs a
+ * half-written instruction) and resumes the thread in the copy (or lets the
+ * stub's waiters go).  Entries too small for a jmp,
  * parts of another function's frame (gcc's FUNC.cold, seen in their FDE) and
  * entries that some copy branches into past their first byte keep their
  * break: every call traps and is sent to the copy ("trapped").  A

@@ -8,8 +8,8 @@
  * 0 to REQUESTED, sets the bit of its group of 64 in the module's summary,
  * rings the process's bell and waits on the word; the tracer, asleep on
  * every bell (doorbell.h), wakes, finds the words set in the groups the
- * summary names (stubs_serve: cc1 has 40 000 functions, a first hit through
- * a stub 6-8 us) and relocates those functions as a trap would have
+ * summary names (stubs_serve; not every word of every module at each ring:
+ * gcc's cc1 has 40 000) and relocates those functions as a trap would have
  * (breaks_on_request).  Once an entry no longer leads to its stub (a
  * jmp to the copy, an int3, the original bytes), its word becomes SERVED and
  * its waiters are woken: they return to the entry.  The words and the bell
