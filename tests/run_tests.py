@@ -29,6 +29,7 @@ counts known by construction, and the consumer tools (tests/README.md).
 """
 
 import argparse
+import bisect
 import collections
 import concurrent.futures
 import json
@@ -1822,7 +1823,8 @@ def oracle_problems(lp, argv, stdin, env, workdir, timeout):
     callgrind gives the executable's addresses at link time, but valgrind's
     object "???" (.init and .fini among it) at run time: _init and _fini are
     left out and "???" is not read.  Returns a dict: problems (strings),
-    blocks and branches compared, functions check_source checked."""
+    blocks and branches compared, functions check_source checked, and
+    callgrind's instruction counts of the executable (counts, by address)."""
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
     res = {'problems': [], 'blocks': 0, 'branches': 0, 'checked': 0}
@@ -1836,7 +1838,7 @@ def oracle_problems(lp, argv, stdin, env, workdir, timeout):
         probs.append('callgrind failed (status %s): %s' % (st, short(err)))
         return res
     jumps = {}
-    counts = exe_instr_counts(parse_callgrind_instr(cg_out, jumps), argv[0], unknown=False)
+    counts = res['counts'] = exe_instr_counts(parse_callgrind_instr(cg_out, jumps), argv[0], unknown=False)
     jumps = exe_object(jumps, argv[0])
     runs = {}
     for kind, coll in (('count', DUMP_BLOCKS), ('cover', DUMP_BLOCKS_COVER), ('arcs', DUMP_ARCS)):
@@ -2367,14 +2369,58 @@ def debian_command(ctx, argv, stdin):
     return argv, fill(stdin, ctx.debian_inputs) if stdin else None, shutil.which(argv[0])
 
 
+def marked_problems(lp, argv, stdin, workdir, counts, timeout):
+    """-c coverage alone on ARGV, a program without line info: its functions
+    are marked run at their first call, no copy made (--stats marked > 0), and
+    the executable's functions coverage-nolines.txt counts as run are exactly
+    those callgrind ran an instruction of (COUNTS, oracle_problems'; an
+    instruction is its function's when it lies between its start and the next
+    function's).  Problems (strings)."""
+    out = os.path.join(workdir, 'marked')
+    st, _, err, _ = run_proc([lp, 'run', '-c', 'coverage', '--stats', '-o', out, '--'] + argv, stdin, timeout,
+                             cwd=workdir, stdout_path=os.path.join(workdir, 'stdout'))
+    m = re.search(rb'marked=(\d+)', err)
+    if not m or int(m.group(1)) == 0:
+        return ['-c coverage: --stats marked=%s (status %s): %s' % (m and m.group(1), st, short(err))]
+    exe = os.path.realpath(argv[0]).encode()
+    rows = {}
+    try:
+        with open(os.path.join(out, 'coverage-nolines.txt'), 'rb') as f:
+            for line in f:
+                r = NOLINES_ROW.match(line.rstrip(b'\n'))
+                if r and os.path.realpath(r.group(4)) == exe:
+                    rows[int(r.group(5), 16)] = int(r.group(1))
+    except OSError as e:
+        return ['-c coverage: %s' % e]
+    starts = sorted(rows)
+    ran_cg = set()
+    for a, n in counts.items():
+        i = bisect.bisect_right(starts, a) - 1
+        if n and i >= 0:
+            ran_cg.add(starts[i])
+    ran_lp = {a for a, n in rows.items() if n > 0}
+    probs = []
+    if ran_lp - ran_cg:
+        probs.append('-c coverage: %d functions run that callgrind did not run, first 0x%x' %
+                     (len(ran_lp - ran_cg), min(ran_lp - ran_cg)))
+    if ran_cg - ran_lp:
+        probs.append('-c coverage: %d functions callgrind ran not run, first 0x%x' %
+                     (len(ran_cg - ran_lp), min(ran_cg - ran_lp)))
+    return probs
+
+
 def test_debian_oracle(ctx, name, argv, stdin):
-    """debian/oracle/NAME: oracle_problems on a command of DEBIAN_COMMANDS."""
+    """debian/oracle/NAME: oracle_problems on a command of DEBIAN_COMMANDS,
+    and marked_problems: Debian's binaries have no line info."""
     tname = 'debian/oracle/' + name
     argv, stdin, exe = debian_command(ctx, argv, stdin)
     if not exe:
         return [(tname, ['%s is not installed' % argv[0]])]
-    r = oracle_problems(ctx.lp, [os.path.realpath(exe)] + argv[1:], stdin, None, ctx.scratch(tname), RUN_TIMEOUT)
+    argv = [os.path.realpath(exe)] + argv[1:]
+    r = oracle_problems(ctx.lp, argv, stdin, None, ctx.scratch(tname), RUN_TIMEOUT)
     probs = r['problems']
+    if 'counts' in r:
+        probs += marked_problems(ctx.lp, argv, stdin, ctx.scratch(tname), r['counts'], RUN_TIMEOUT)
     # blocks of the functions relocated, most of which ran: callees of more than
     # 256 bytes are relocated only when they run (core/breaks.c, EAGER_MAX_SIZE)
     if not probs and (r['blocks'] < 250 or r['checked'] < 100):
