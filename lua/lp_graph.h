@@ -93,8 +93,9 @@ bool lp_graph_add(lp_graph *g, uint32_t file, uint32_t fn, uint32_t *id);
 
 /* Adds the counts of function FN of file FILE, the function of graph ID seen
  * in another process: lists of equal length are summed element by element
- * where both have counts; a graph where ID had none is taken whole.  False
- * when out of memory. */
+ * where both have counts; a graph where ID had none is taken whole.  Only
+ * while the run table is made, before any graph is computed.  False when out
+ * of memory. */
 bool lp_graph_merge(lp_graph *g, uint32_t id, uint32_t file, uint32_t fn);
 
 /* Graph ID of G, computed now if it was not yet (a Lua error when out of
