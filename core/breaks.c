@@ -191,9 +191,15 @@ static lp_status leave_native(core_session *s, process *p, pmodule *m, long i, c
  * gives a function without line info as a whole, ran or not) and the module
  * has none, a function's first call tells all: it ran.  It is marked so (its
  * count 1, on a slot of its own) and its entry gets its original bytes back:
- * no copy is made and it runs natively from then on ("marked").  A function
- * with another part (gcc's NAME.cold, entered by jumps) is relocated as
- * before, so that the part entered only past its start is seen to run. */
+ * no copy is made and it runs natively from then on ("marked").  Its other
+ * part, if it has one (gcc's NAME.cold, entered by its jumps, anywhere), gets
+ * a one-shot int3 where it jumps into that part (a home probe naming the
+ * part, watch_part): the first a thread meets marks the part run, and the
+ * others go.  Under attach a thread may already be in a part: parts are
+ * relocated there. */
+
+static lp_status watch_part(core_session *s, process *p, pmodule *m, long i);
+static lp_status unwatch_part(process *p, pmodule *m, long j);
 
 static bool module_has_lines(module_file *f) {
   if (f->lines < 0) f->lines = core_lines_maybe(f->path);
@@ -203,19 +209,36 @@ static bool module_has_lines(module_file *f) {
 static bool marks_alone(core_session *s, pmodule *m, long i) {
   uint32_t pr = s->opt.probes;
   if (!(pr & SHM_PROBE_ENTRY_COVER) || pr & (SHM_PROBE_ARCS | SHM_PROBE_CALLS)) return false;
-  if (m->file->module->functions[i].part != CORE_NO_PART) return false;
+  if (m->file->module->functions[i].part != CORE_NO_PART && s->opt.attach) return false;
   if (!(pr & (SHM_PROBE_BLOCKS_COVER | SHM_PROBE_BLOCKS_COUNT))) return true;
   return pr & SHM_PROBE_BLOCKS_LINES && !module_has_lines(m->file);
 }
 
+/* The slot that marks function I of M run, reserved now (at 0) if it has none. */
+static lp_status mark_slot(process *p, pmodule *m, long i, uint32_t *slot) {
+  shm_function *sf = &shm_functions(&p->counters)[m->first + i];
+  if (sf->slot == SHM_NONE) {
+    shm_reservation r;
+    LP_CHECK(shm_reserve(&p->counters, 1, 0, 0, 0, &r));
+    sf->slot = r.slot;
+  }
+  *slot = sf->slot;
+  return LP_OK;
+}
+
+/* Function I of M ran: marked so, its other part watched, its entry's
+ * original bytes back. */
 static lp_status mark_ran(core_session *s, process *p, pmodule *m, long i) {
-  shm_reservation r;
-  LP_CHECK(shm_reserve(&p->counters, 1, 0, 0, 0, &r));
-  shm_slots(&p->counters)[r.slot] = 1;
-  shm_functions(&p->counters)[m->first + i].slot = r.slot;
+  uint32_t slot;
+  LP_CHECK(mark_slot(p, m, i, &slot));
+  shm_slots(&p->counters)[slot] = 1;
   m->fns[i].state = SHM_MARKED;
   shm_set_state(&p->counters, m->first + (uint32_t)i, SHM_MARKED, NULL);
   s->stats.marked++;
+  if (m->file->module->functions[i].part != CORE_NO_PART) { /* before the stub's waiters go on */
+    LP_CHECK(unwatch_part(p, m, i)); /* a part entered at its start first */
+    LP_CHECK(watch_part(s, p, m, i));
+  }
   return restore_entry(p, m, i);
 }
 
@@ -1549,7 +1572,7 @@ static lp_status put_home_probes(process *p, pmodule *m, const shm_function *sf)
   for (uint32_t b = 0, k = 0; b < sf->nblocks; b++) {
     if (blocks[b].slot == SHM_NONE || shm_slot_value(c, blocks[b].slot)) continue;
     uint64_t at = blocks[b].addr + m->bias;
-    h[k++] = (home_probe){at, blocks[b].slot, (uint32_t)(m - p->mods), original_byte(m, blocks[b].addr), false};
+    h[k++] = (home_probe){at, blocks[b].slot, (uint32_t)(m - p->mods), original_byte(m, blocks[b].addr), false, 0};
     lo = at < lo ? at : lo;
     hi = at + 1 > hi ? at + 1 : hi;
   }
@@ -1561,6 +1584,53 @@ static lp_status put_home_probes(process *p, pmodule *m, const shm_function *sf)
   free(bytes);
   free(h);
   return st;
+}
+
+/* Function I of M was marked run: where it jumps into its other part, not
+ * run yet (sides_of), a home probe that marks that part run when met. */
+static lp_status watch_part(core_session *s, process *p, pmodule *m, long i) {
+  (void)s;
+  long j = m->file->module->functions[i].part;
+  const side_entries *se = sides_of(m, j);
+  if (m->fns[j].state != SHM_NOT_RUN || !se || !se->n) return LP_OK;
+  uint32_t slot;
+  LP_CHECK(mark_slot(p, m, j, &slot));
+  home_probe *h = malloc(se->n * sizeof *h);
+  if (!h) return lp_fail("out of memory");
+  size_t n = 0;
+  for (uint32_t k = 0; k < se->n; k++) {
+    uint64_t at = se->at[k] + m->bias;
+    if ((k && se->at[k] == se->at[k - 1]) || home_at(p, at)) continue;
+    h[n++] = (home_probe){at, slot, (uint32_t)(m - p->mods), original_byte(m, se->at[k]), false, (uint32_t)j + 1};
+  }
+  lp_status st = keep_home_probes(p, h, n);
+  static const uint8_t brk = INT3;
+  for (size_t k = 0; st == LP_OK && k < n; k++) st = core_mem_write(&p->target, h[k].addr, &brk, 1);
+  free(h);
+  return st;
+}
+
+/* Part J of M ran: the home probes watching it go (each would stop a
+ * thread for nothing). */
+static lp_status unwatch_part(process *p, pmodule *m, long j) {
+  uint32_t module = (uint32_t)(m - p->mods);
+  for (size_t k = 0; k < p->nhomes; k++) {
+    home_probe *o = &p->homes[k];
+    if (o->met || o->module != module || o->part != (uint32_t)j + 1) continue;
+    LP_CHECK(core_mem_write(&p->target, o->addr, &o->byte, 1));
+    o->met = true;
+  }
+  return LP_OK;
+}
+
+/* Part J of M, watched, was met: marked run, its entry's original bytes back,
+ * its other home probes gone. */
+static lp_status part_met(core_session *s, process *p, pmodule *m, long j) {
+  m->fns[j].state = SHM_MARKED;
+  shm_set_state(&p->counters, m->first + (uint32_t)j, SHM_MARKED, NULL);
+  s->stats.marked++;
+  LP_CHECK(unwatch_part(p, m, j));
+  return restore_entry(p, m, j);
 }
 
 /* The slots of the cover probes of a function gone home: one range. */
@@ -1634,6 +1704,11 @@ static lp_status on_home_probe(core_session *s, process *p, home_probe *h, pid_t
     LP_CHECK(core_mem_write(&p->target, h->addr, &h->byte, 1));
     h->met = true;
     s->stats.home_hits++;
+    pmodule *m = &p->mods[h->module];
+    uint64_t addr = h->addr; /* part_met may not move the homes, but keep to values */
+    if (h->part && m->fns[h->part - 1].state == SHM_NOT_RUN) LP_CHECK(part_met(s, p, m, (long)h->part - 1));
+    regs->rip = addr;
+    return core_regs_set(tid, regs);
   }
   regs->rip = h->addr;
   return core_regs_set(tid, regs);

@@ -156,6 +156,8 @@ typedef struct home_probe {
   uint32_t module;        /* index in process.mods */
   uint8_t byte;           /* the original byte under it */
   bool met;               /* a thread met it: the byte is back */
+  uint32_t part;          /* 0, or 1 + the function it marks run when met: a part of a
+                             marked function, entered by its jumps (breaks.c, watch_part) */
 } home_probe;
 
 /* A PLT slot of some module pointed at a copy instead of its entry. */

@@ -1307,6 +1307,45 @@ def test_cold_side(ctx, stripped):
                             "hot's jumps into the middle of hot.cold", stripped)
 
 
+def test_cold_marked(ctx, stripped):
+    """cold/marked{,-stripped}: tests/real/cold_side.S built without line info
+    under -c coverage alone (run_tests.marked_problems): every function is
+    marked run at its first call, no copy made, and hot.cold, which only hot's
+    jumps enter past its start, is marked when a thread first meets the int3
+    watching where hot jumps into it (core/breaks.c, watch_part): the functions
+    counted run are exactly those callgrind ran.  Under relocation its count
+    came from its entry alone: 0.  Stripped (the parts linked by their jumps),
+    all but the C runtime's frame_dummy and its neighbours, which have no FDE
+    and so lie in no function called at its start: they run unseen, marked or
+    relocated alike."""
+    name = 'cold/marked' + ('-stripped' if stripped else '')
+    binary, err = build(ctx, 'cold_side_nolines', ['cold_side_main.c', 'cold_side.S'], ['-O2', '-no-pie', '-Wall'])
+    if err:
+        return [(name, [err])]
+    if stripped:
+        plain, binary = binary, binary + '.stripped'
+        r = subprocess.run(['strip', '-o', binary, plain], capture_output=True, text=True)
+        if r.returncode != 0:
+            return [(name, ['strip failed: ' + r.stderr.strip()])]
+    cg, err = rt.run_callgrind_instr(binary, None, os.path.join(ctx.scratch(name + '-cg'), 'callgrind.out'))
+    if err:
+        return [(name, [err])]
+    counts = rt.exe_instr_counts(cg, binary)
+    if stripped:  # what no FDE covers: from the symbol after the last FDE's function to the next one's
+        syms = ctx.syms(plain)
+        counts = {a: n for a, n in counts.items() if not syms['_dl_relocate_static_pie'] <= a < syms['hot']}
+    nst, nout, _, _ = rt.run_proc([binary])
+    workdir = ctx.scratch(name)
+    probs = rt.marked_problems(ctx.lp, [binary], None, workdir, counts, RUN_TIMEOUT)
+    try:
+        with open(os.path.join(workdir, 'stdout'), 'rb') as f:
+            if f.read() != nout:
+                probs.append('stdout differs from the native run')
+    except OSError as e:
+        probs.append(str(e))
+    return [(name, probs)]
+
+
 def test_catch_loop(ctx):
     """cold/catch_loop/{blocks,cover,arcs} (side_blocks_test) on
     tests/real/catch_loop.cpp at -O2: main.cold, entered only past its start
@@ -2537,6 +2576,8 @@ def jobs(ctx):
         j.append(('cold/side_only' + ('-stripped' if stripped else ''),
                   lambda st=stripped: test_cold_side(ctx, st)))
     j.append(('cold/catch_loop/blocks', lambda: test_catch_loop(ctx)))
+    for stripped in (False, True):
+        j.append(('cold/marked' + ('-stripped' if stripped else ''), lambda st=stripped: test_cold_marked(ctx, st)))
     j.append(('tables/guard_escape', lambda: test_guard_escape(ctx)))
     j.append(('tables/shared_table', lambda: test_shared_table(ctx)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))

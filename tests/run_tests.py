@@ -2693,8 +2693,7 @@ def test_marked(ctx, prog_name, v):
     -g): the report gives its functions as a whole, so each is marked run at its
     first call and runs natively from then on, no copy made (core/breaks.c,
     marks_alone).  Output and status as natively; in coverage-nolines.txt every
-    function the corpus expects to run has 1 and state "marked" ("relocated"
-    for one with a NAME.cold part, which jumps are what enter), every one it
+    function the corpus expects to run has 1 and state "marked", every one it
     expects not to run 0; --stats marked > 0.  Functions found by address, so
     stripped builds are checked by the same rows."""
     name = 'marked/%s/%s' % (prog_name, vname(v))
@@ -2722,8 +2721,7 @@ def test_marked(ctx, prog_name, v):
     syms = ctx.syms(sym_path)
     for fname, cnt in expect:
         got = rows.get(syms.get(fname))
-        has_part = fname + '.cold' in syms
-        want = ((1, 'relocated' if has_part else 'marked'),) if cnt > 0 else ((0, 'not run'),)
+        want = ((1, 'marked'),) if cnt > 0 else ((0, 'not run'),)
         if got not in want:
             probs.append('%s: %s, expected %s' % (fname, got, ' or '.join(map(str, want))))
     return [(name, [p + repro for p in probs[:1]] + probs[1:6])]
