@@ -1346,6 +1346,33 @@ def test_cold_marked(ctx, stripped):
     return [(name, probs)]
 
 
+def test_cold_fnda(ctx):
+    """cold/fnda: tests/real/cold_side.S with line info: hot.cold, entered
+    only past its start by hot's jumps 40 times (cold_side_main.c), counts no
+    entry of its own; coverage.info's FNDA gives it the runs of its most run
+    block: 1 under -c coverage (0/1), 40 under -c coverage,arcs; hot 1 and
+    100.  Before session 26: FNDA 0 although its lines ran."""
+    name = 'cold/fnda'
+    binary, err = build(ctx, 'cold_side_g', ['cold_side_main.c', 'cold_side.S'], ['-O2', '-g', '-no-pie', '-Wall'])
+    if err:
+        return [(name, [err])]
+    probs = []
+    for cols, want in (('coverage', {'hot': 1, 'hot.cold': 1}), ('coverage,arcs', {'hot': 100, 'hot.cold': 40})):
+        out = os.path.join(ctx.scratch(name + '-' + cols.replace(',', '-')), 'out')
+        cmd = [ctx.lp, 'run', '-c', cols, '-o', out, '--', binary]
+        st, _, err, _ = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+        try:
+            with open(os.path.join(out, 'coverage.info')) as f:
+                fnda = dict((n, int(c)) for c, n in re.findall(r'^FNDA:(\d+),(\S+)$', f.read(), re.M))
+        except OSError as e:
+            probs.append('-c %s: status %s, %s%s' % (cols, st, e, repro(cmd)))
+            continue
+        got = {n: fnda.get(n) for n in want}
+        if got != want:
+            probs.append('-c %s: FNDA %s, expected %s%s' % (cols, got, want, repro(cmd)))
+    return [(name, probs)]
+
+
 def test_catch_loop(ctx):
     """cold/catch_loop/{blocks,cover,arcs} (side_blocks_test) on
     tests/real/catch_loop.cpp at -O2: main.cold, entered only past its start
@@ -2578,6 +2605,7 @@ def jobs(ctx):
     j.append(('cold/catch_loop/blocks', lambda: test_catch_loop(ctx)))
     for stripped in (False, True):
         j.append(('cold/marked' + ('-stripped' if stripped else ''), lambda st=stripped: test_cold_marked(ctx, st)))
+    j.append(('cold/fnda', lambda: test_cold_fnda(ctx)))
     j.append(('tables/guard_escape', lambda: test_guard_escape(ctx)))
     j.append(('tables/shared_table', lambda: test_shared_table(ctx)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))

@@ -6,11 +6,17 @@
 --   pieces: the tracefile's text as an array of strings, in order (what
 --   lazyprobe.write takes as it is: sqlite's ~1 MB is never joined).
 --   source has source_files() (whose files:lines and files:branches write
---   their rows given a format) and format_rows (the `lazyprobe` library; a
---   mock in tests).
+--   their rows given a format), format_rows and graph_columns (the
+--   `lazyprobe` library; a mock in tests).
 --   stats = { functions, functions_hit, lines, lines_hit, branches,
 --             branches_hit, records, nolines = { functions without line
---             info }, native = { functions left uninstrumented } }
+--             info }, runs = { [f] = how often such a function ran },
+--             native = { functions left uninstrumented } }
+--
+--  * FNDA is a function's entries; a function entered only past its start
+--    (gcc's NAME.cold part, jumped into by its other part) has none of its
+--    own and gets the runs of its most run block (before session 26: 0,
+--    though its lines ran).
 --
 -- Rules:
 --  * A function's record is the source file of the line row at its entry;
@@ -58,21 +64,38 @@ local function unique_name(entry, f)
   return name
 end
 
+-- How often F ran: its entries, or, for one entered only past its start
+-- (gcc's NAME.cold part, which its other part jumps into), which counts no
+-- entry of its own, the runs of its most run block.
+local function runs_of(f, source)
+  if f.count > 0 or (f.state ~= "relocated" and f.state ~= "trapped") or not source.graph_columns then
+    return f.count
+  end
+  local g = source.graph_columns(f)
+  local most = 0
+  for _, c in ipairs(g and g.blocks.count or {}) do
+    if c and c > most then most = c end
+  end
+  return most
+end
+
 function lcov.tracefile(run, source)
   local sources = source.source_files()
   local files = {} -- the functions of each source file
   local stats = { functions = 0, functions_hit = 0, lines = 0, lines_hit = 0, branches = 0,
-                  branches_hit = 0, records = 0, nolines = {}, native = {} }
+                  branches_hit = 0, records = 0, nolines = {}, native = {}, runs = {} }
   for _, f in ipairs(graph.sorted_functions(run)) do
     if f.state == "native" then
       stats.native[#stats.native + 1] = f
     else
       local entry_file, entry_line = sources:add(f)
+      local runs = runs_of(f, source)
       if entry_file then
         local fe = file_entry(files, entry_file)
-        fe.fns[#fe.fns + 1] = { line = entry_line, name = unique_name(fe, f), count = f.count }
+        fe.fns[#fe.fns + 1] = { line = entry_line, name = unique_name(fe, f), count = runs }
       else
         stats.nolines[#stats.nolines + 1] = f
+        stats.runs[f] = runs
       end
     end
   end
@@ -130,7 +153,7 @@ function lcov.nolines_summary(stats, marked)
                 string.format("# %12s  %-10s %-32s %s", marked and "ran (0/1)" or "entries", "state", "function",
                               "module address") }
   for _, f in ipairs(stats.nolines) do
-    out[#out + 1] = string.format("%14d  %-10s %-32s %s %s", f.count, f.state, f.name, f.module,
+    out[#out + 1] = string.format("%14d  %-10s %-32s %s %s", stats.runs[f] or f.count, f.state, f.name, f.module,
                                   f.address_hex)
   end
   return table.concat(out, "\n") .. "\n"
@@ -145,7 +168,7 @@ end
 function lcov.summary_lines(stats)
   local nl_hit = 0
   for _, f in ipairs(stats.nolines) do
-    if f.count > 0 then nl_hit = nl_hit + 1 end
+    if (stats.runs[f] or f.count) > 0 then nl_hit = nl_hit + 1 end
   end
   local fns, fhit = stats.functions + #stats.nolines, stats.functions_hit + nl_hit
   local out = {
