@@ -200,6 +200,7 @@ static lp_status leave_native(core_session *s, process *p, pmodule *m, long i, c
 
 static lp_status watch_part(core_session *s, process *p, pmodule *m, long i);
 static lp_status unwatch_part(process *p, pmodule *m, long j);
+static bool part_watchable(const pmodule *m, long j);
 
 static bool module_has_lines(module_file *f) {
   if (f->lines < 0) f->lines = core_lines_maybe(f->path);
@@ -209,7 +210,8 @@ static bool module_has_lines(module_file *f) {
 static bool marks_alone(core_session *s, pmodule *m, long i) {
   uint32_t pr = s->opt.probes;
   if (!(pr & SHM_PROBE_ENTRY_COVER) || pr & (SHM_PROBE_ARCS | SHM_PROBE_CALLS)) return false;
-  if (m->file->module->functions[i].part != CORE_NO_PART && s->opt.attach) return false;
+  long part = m->file->module->functions[i].part == CORE_NO_PART ? -1 : (long)m->file->module->functions[i].part;
+  if (part >= 0 && (s->opt.attach || !part_watchable(m, part))) return false;
   if (!(pr & (SHM_PROBE_BLOCKS_COVER | SHM_PROBE_BLOCKS_COUNT))) return true;
   return pr & SHM_PROBE_BLOCKS_LINES && !module_has_lines(m->file);
 }
@@ -1584,6 +1586,25 @@ static lp_status put_home_probes(process *p, pmodule *m, const shm_function *sf)
   free(bytes);
   free(h);
   return st;
+}
+
+/* Whether part J of M may be watched: each place its other part jumps into
+ * it starts an instruction of a linear decode of it (a bogus target, from
+ * data decoded as code, would put an int3 inside an instruction); else both
+ * are relocated, as planning drops such side entries. */
+static bool part_watchable(const pmodule *m, long j) {
+  const side_entries *found = sides_of(m, j);
+  side_entries *se = side_slot(m->file, j);
+  if (!found || !se) return false;
+  if (!se->watchable) {
+    reloc_cfi cfi;
+    reloc_function_desc code = function_desc(m, &m->file->module->functions[j], &cfi);
+    uint64_t *at = se->n ? malloc(se->n * sizeof *at) : NULL;
+    for (uint32_t k = 0; at && k < se->n; k++) at[k] = se->at[k] + m->bias;
+    se->watchable = !se->n || (at && reloc_starts_insns(&code, code.lo, code.hi, at, se->n)) ? 1 : 2;
+    free(at);
+  }
+  return se->watchable == 1;
 }
 
 /* Function I of M was marked run: where it jumps into its other part, not

@@ -70,6 +70,8 @@ typedef struct cached_plan {
  * first copy of a process image was made: the same for every image). */
 typedef struct side_entries {
   bool scanned;
+  uint8_t watchable; /* 1: each at an instruction's start in a linear decode (an int3 may
+                        go there: breaks.c, watch_part), 2: not, 0: not looked at yet */
   uint32_t n;
   uint64_t *at;
   int64_t *off;

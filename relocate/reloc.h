@@ -266,6 +266,12 @@ size_t reloc_callees(const reloc_plan *plan, uint64_t *out, size_t max);
 size_t reloc_jumps_into(const reloc_function_desc *code, uint64_t from, uint64_t to, uint64_t lo, uint64_t hi,
                         uint64_t *out, size_t max);
 
+/* Whether the code at run-time [FROM, TO) of CODE's bytes decodes, one
+ * instruction after another, up to TO, and each of the N addresses AT (sorted)
+ * starts one of those instructions: where an int3 may go (core/breaks.c,
+ * watching a function's other part). */
+bool reloc_starts_insns(const reloc_function_desc *code, uint64_t from, uint64_t to, const uint64_t *at, size_t n);
+
 /* Where the instruction at original address ORIG landed in the copy (offset),
  * or -1 if it was not copied. */
 int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig);

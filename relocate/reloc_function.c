@@ -1463,6 +1463,20 @@ size_t reloc_jumps_into(const reloc_function_desc *code, uint64_t from, uint64_t
   return n;
 }
 
+bool reloc_starts_insns(const reloc_function_desc *code, uint64_t from, uint64_t to, const uint64_t *at, size_t n) {
+  if (from < code->code_base || to > code->code_base + code->code_size) return false;
+  size_t k = 0;
+  uint64_t a = from;
+  while (a < to) {
+    x64_insn in;
+    if (!x64_decode(code->code + (a - code->code_base), to - a, a, &in)) return false;
+    while (k < n && at[k] == a) k++;               /* starts this one */
+    if (k < n && at[k] < a + in.len) return false; /* inside it, or before FROM */
+    a += in.len;
+  }
+  return a == to && k == n;
+}
+
 int64_t reloc_side_entry_offset(const reloc_plan *plan, uint64_t orig) {
   long i = reloc_insn_at(plan, orig);
   if (i < 0 || !plan->insns[i].entered || !plan->side_off) return -1;

@@ -3437,7 +3437,26 @@ static void test_failures(void) {
 
 /* }=== */
 
+/* reloc_starts_insns: where an int3 may go in a part decoded linearly (core/
+ * breaks.c watches a cold part so): push rbp; mov rbp, rsp; ret. */
+static void test_starts_insns(void) {
+  const char *name = "starts_insns";
+  static const uint8_t code[] = {0x55, 0x48, 0x89, 0xe5, 0xc3};
+  reloc_function_desc d = {.entry = SRC, .lo = SRC, .hi = SRC + sizeof code, .code = code, .code_base = SRC,
+                           .code_size = sizeof code};
+  const uint64_t starts[] = {SRC, SRC + 1, SRC + 1, SRC + 4}, inside[] = {SRC + 1, SRC + 2},
+                 past[] = {SRC + 5}, before[] = {SRC - 1};
+  CHECK(reloc_starts_insns(&d, d.lo, d.hi, starts, 4), "starts (one twice): not found");
+  CHECK(reloc_starts_insns(&d, d.lo, d.hi, NULL, 0), "no place: refused");
+  CHECK(!reloc_starts_insns(&d, d.lo, d.hi, inside, 2), "a place inside mov rbp, rsp: taken");
+  CHECK(!reloc_starts_insns(&d, d.lo, d.hi, past, 1), "a place past the part: taken");
+  CHECK(!reloc_starts_insns(&d, d.lo, d.hi, before, 1), "a place before the part: taken");
+  CHECK(!reloc_starts_insns(&d, d.lo, d.hi - 2, starts, 3), "a range that ends inside mov rbp, rsp: taken");
+  CHECK(reloc_starts_insns(&d, d.lo, d.hi - 1, starts, 3), "a range that ends after mov rbp, rsp: refused");
+}
+
 int main(void) {
+  test_starts_insns();
   test_prologue();
   test_jcc_rel8();
   test_loop_back_edge();
