@@ -194,11 +194,11 @@ static lp_status leave_native(core_session *s, process *p, pmodule *m, long i, c
  * no copy is made and it runs natively from then on ("marked").  Its other
  * part, if it has one (gcc's NAME.cold, entered by its jumps, anywhere), gets
  * a one-shot int3 where it jumps into that part (a home probe naming the
- * part, watch_part): the first a thread meets marks the part run, and the
- * others go.  Under attach a thread may already be in a part: parts are
+ * part, watch_part): the first a thread meets marks the part run as its
+ * first call would have (mark_ran: the others go).  Under attach a thread may already be in a part: parts are
  * relocated there. */
 
-static lp_status watch_part(core_session *s, process *p, pmodule *m, long i);
+static lp_status watch_part(process *p, pmodule *m, long i);
 static lp_status unwatch_part(process *p, pmodule *m, long j);
 static bool part_watchable(const pmodule *m, long j);
 
@@ -210,10 +210,11 @@ static bool module_has_lines(module_file *f) {
 static bool marks_alone(core_session *s, pmodule *m, long i) {
   uint32_t pr = s->opt.probes;
   if (!(pr & SHM_PROBE_ENTRY_COVER) || pr & (SHM_PROBE_ARCS | SHM_PROBE_CALLS)) return false;
-  long part = m->file->module->functions[i].part == CORE_NO_PART ? -1 : (long)m->file->module->functions[i].part;
-  if (part >= 0 && (s->opt.attach || !part_watchable(m, part))) return false;
-  if (!(pr & (SHM_PROBE_BLOCKS_COVER | SHM_PROBE_BLOCKS_COUNT))) return true;
-  return pr & SHM_PROBE_BLOCKS_LINES && !module_has_lines(m->file);
+  if (pr & (SHM_PROBE_BLOCKS_COVER | SHM_PROBE_BLOCKS_COUNT) &&
+      !(pr & SHM_PROBE_BLOCKS_LINES && !module_has_lines(m->file)))
+    return false;
+  uint32_t part = m->file->module->functions[i].part; /* last: it decodes the part, once */
+  return part == CORE_NO_PART || (!s->opt.attach && part_watchable(m, part));
 }
 
 /* The slot that marks function I of M run, reserved now (at 0) if it has none. */
@@ -239,7 +240,7 @@ static lp_status mark_ran(core_session *s, process *p, pmodule *m, long i) {
   s->stats.marked++;
   if (m->file->module->functions[i].part != CORE_NO_PART) { /* before the stub's waiters go on */
     LP_CHECK(unwatch_part(p, m, i)); /* a part entered at its start first */
-    LP_CHECK(watch_part(s, p, m, i));
+    LP_CHECK(watch_part(p, m, i));
   }
   return restore_entry(p, m, i);
 }
@@ -1593,9 +1594,8 @@ static lp_status put_home_probes(process *p, pmodule *m, const shm_function *sf)
  * data decoded as code, would put an int3 inside an instruction); else both
  * are relocated, as planning drops such side entries. */
 static bool part_watchable(const pmodule *m, long j) {
-  const side_entries *found = sides_of(m, j);
-  side_entries *se = side_slot(m->file, j);
-  if (!found || !se) return false;
+  if (!sides_of(m, j)) return false;
+  side_entries *se = side_slot(m->file, j); /* the one sides_of filled */
   if (!se->watchable) {
     reloc_cfi cfi;
     reloc_function_desc code = function_desc(m, &m->file->module->functions[j], &cfi);
@@ -1609,8 +1609,7 @@ static bool part_watchable(const pmodule *m, long j) {
 
 /* Function I of M was marked run: where it jumps into its other part, not
  * run yet (sides_of), a home probe that marks that part run when met. */
-static lp_status watch_part(core_session *s, process *p, pmodule *m, long i) {
-  (void)s;
+static lp_status watch_part(process *p, pmodule *m, long i) {
   long j = m->file->module->functions[i].part;
   const side_entries *se = sides_of(m, j);
   if (m->fns[j].state != SHM_NOT_RUN || !se || !se->n) return LP_OK;
@@ -1642,16 +1641,6 @@ static lp_status unwatch_part(process *p, pmodule *m, long j) {
     o->met = true;
   }
   return LP_OK;
-}
-
-/* Part J of M, watched, was met: marked run, its entry's original bytes back,
- * its other home probes gone. */
-static lp_status part_met(core_session *s, process *p, pmodule *m, long j) {
-  m->fns[j].state = SHM_MARKED;
-  shm_set_state(&p->counters, m->first + (uint32_t)j, SHM_MARKED, NULL);
-  s->stats.marked++;
-  LP_CHECK(unwatch_part(p, m, j));
-  return restore_entry(p, m, j);
 }
 
 /* The slots of the cover probes of a function gone home: one range. */
@@ -1720,18 +1709,17 @@ static lp_status go_home(core_session *s, process *p, pmodule *m, long i, slot_s
  * just past it: the block ran. */
 static lp_status on_home_probe(core_session *s, process *p, home_probe *h, pid_t tid,
                                struct user_regs_struct *regs) {
+  uint64_t at = h->addr; /* mark_ran may grow the homes */
   if (!h->met) {
     shm_slots(&p->counters)[h->slot] = 1;
     LP_CHECK(core_mem_write(&p->target, h->addr, &h->byte, 1));
     h->met = true;
     s->stats.home_hits++;
     pmodule *m = &p->mods[h->module];
-    uint64_t addr = h->addr; /* part_met may not move the homes, but keep to values */
-    if (h->part && m->fns[h->part - 1].state == SHM_NOT_RUN) LP_CHECK(part_met(s, p, m, (long)h->part - 1));
-    regs->rip = addr;
-    return core_regs_set(tid, regs);
+    long part = (long)h->part - 1; /* a watched part: marked as at a first call, its other probes gone */
+    if (part >= 0 && m->fns[part].state == SHM_NOT_RUN) LP_CHECK(mark_ran(s, p, m, part));
   }
-  regs->rip = h->addr;
+  regs->rip = at;
   return core_regs_set(tid, regs);
 }
 

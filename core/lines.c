@@ -8,7 +8,8 @@
  * the sequences of all units into one sorted table.  Sequences outside the
  * module's executable sections (code the linker discarded, relocated to 0 or
  * to a tombstone) are dropped, and so is a sequence that overlaps one already
- * kept (a line table read twice). */
+ * kept (a line table read twice).  core_lines_maybe only looks for the DWARF,
+ * for the tracer (core/breaks.c: a module without line info). */
 #include "lines.h"
 
 #include "dwarf_line.h"

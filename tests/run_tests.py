@@ -2382,14 +2382,8 @@ def marked_problems(lp, argv, stdin, workdir, counts, timeout):
     m = re.search(rb'marked=(\d+)', err)
     if not m or int(m.group(1)) == 0:
         return ['-c coverage: --stats marked=%s (status %s): %s' % (m and m.group(1), st, short(err))]
-    exe = os.path.realpath(argv[0]).encode()
-    rows = {}
     try:
-        with open(os.path.join(out, 'coverage-nolines.txt'), 'rb') as f:
-            for line in f:
-                r = NOLINES_ROW.match(line.rstrip(b'\n'))
-                if r and os.path.realpath(r.group(4)) == exe:
-                    rows[int(r.group(5), 16)] = int(r.group(1))
+        rows = {a: count for a, (count, _) in nolines_rows(out, argv[0]).items()}
     except OSError as e:
         return ['-c coverage: %s' % e]
     starts = sorted(rows)
@@ -2688,6 +2682,18 @@ def test_cover_sweep(ctx):
 NOLINES_ROW = re.compile(rb'^\s*(\d+)\s+(not run|relocated|trapped|native|marked)\s+(\S+)\s+(\S+)\s+0x([0-9a-f]+)$')
 
 
+def nolines_rows(outdir, module):
+    """{link-time address: (count, state)} of MODULE's functions in OUTDIR's
+    coverage-nolines.txt (OSError when there is none)."""
+    rows = {}
+    with open(os.path.join(outdir, 'coverage-nolines.txt'), 'rb') as f:
+        for line in f:
+            r = NOLINES_ROW.match(line.rstrip(b'\n'))
+            if r and os.path.realpath(r.group(4)) == os.path.realpath(module).encode():
+                rows[int(r.group(5), 16)] = (int(r.group(1)), r.group(2).decode())
+    return rows
+
+
 def test_marked(ctx, prog_name, v):
     """marked/PROG/VARIANT: -c coverage on a corpus build without line info (no
     -g): the report gives its functions as a whole, so each is marked run at its
@@ -2709,13 +2715,8 @@ def test_marked(ctx, prog_name, v):
         return [(name, ['status %s (native %s), stdout %s' % (st, nst, first_diff(nout, out)) + repro])]
     m = re.search(rb'marked=(\d+)', err)
     probs = [] if m and int(m.group(1)) > 0 else ['--stats marked=%s' % (m and m.group(1))]
-    rows = {}
     try:
-        with open(os.path.join(outdir, 'coverage-nolines.txt'), 'rb') as f:
-            for line in f:
-                r = NOLINES_ROW.match(line.rstrip(b'\n'))
-                if r and os.path.realpath(r.group(4)) == os.path.realpath(binary).encode():
-                    rows[int(r.group(5), 16)] = (int(r.group(1)), r.group(2).decode())
+        rows = nolines_rows(outdir, binary)
     except OSError as e:
         return [(name, ['coverage-nolines.txt: %s' % e + repro])]
     syms = ctx.syms(sym_path)

@@ -68,9 +68,7 @@ end
 -- (gcc's NAME.cold part, which its other part jumps into), which counts no
 -- entry of its own, the runs of its most run block.
 local function runs_of(f, source)
-  if f.count > 0 or (f.state ~= "relocated" and f.state ~= "trapped") or not source.graph_columns then
-    return f.count
-  end
+  if f.count > 0 or (f.state ~= "relocated" and f.state ~= "trapped") then return f.count end
   local g = source.graph_columns(f)
   local most = 0
   for _, c in ipairs(g and g.blocks.count or {}) do
