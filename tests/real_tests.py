@@ -1313,7 +1313,8 @@ def test_cold_marked(ctx, stripped):
     marked run at its first call, no copy made, and hot.cold, which only hot's
     jumps enter past its start, is marked when a thread first meets the int3
     watching where hot jumps into it (core/breaks.c, watch_part): the functions
-    counted run are exactly those callgrind ran.  Under relocation its count
+    counted run are exactly those callgrind ran, and hot.cold's row says 1,
+    "marked".  Under relocation its count
     came from its entry alone: 0.  Stripped (the parts linked by their jumps),
     all but the C runtime's frame_dummy and its neighbours, which have no FDE
     and so lie in no function called at its start: they run unseen, marked or
@@ -1341,7 +1342,11 @@ def test_cold_marked(ctx, stripped):
         with open(os.path.join(workdir, 'stdout'), 'rb') as f:
             if f.read() != nout:
                 probs.append('stdout differs from the native run')
-    except OSError as e:
+        cold = rt.nolines_rows(os.path.join(workdir, 'marked'), binary).get(ctx.syms(plain if stripped else binary)
+                                                                             ['hot.cold'])
+        if cold != (1, 'marked'):  # its count alone is the home probe's, the state the part's marking
+            probs.append('hot.cold: %s in coverage-nolines.txt, expected (1, marked)' % (cold,))
+    except (OSError, KeyError) as e:
         probs.append(str(e))
     return [(name, probs)]
 
