@@ -2,6 +2,7 @@
 """Two lazyprobe builds on one workload, alternated run by run (benchmarks, not tests).
 
     bench/paired.py OLD NEW [--collector C] [--rounds N] [--pin CPU] [lua|sqlite|xz]
+    bench/paired.py OLD NEW [...] --command 'gcc -O2 -c tests/corpus/fib.c -o /tmp/fib.o' [--old-collectors DIR]
 
 Each round runs `OLD run -c C --stats` and `NEW run -c C --stats` on the workload's test input
 (bench/collectors.py builds and names them), the order swapped every round, and prints the
@@ -9,10 +10,13 @@ medians of `--stats`' tracer_cpu_us, report_cpu_us and program_cpu_us for each b
 change smaller than this machine's swings between runs (docs/PERFORMANCE.md, session 19):
 both builds meet the same phases of the machine. C may be a built-in collector or a path
 (bench/collectors/cover-noreport.lua: the probes without a report). --pin runs both on one CPU.
+--command runs that command line (split as a shell would, no shell) instead of a workload: a large
+program that runs briefly (docs/PERFORMANCE.md, session 26). --old-collectors gives OLD the
+collectors/ of its own time (LAZYPROBE_COLLECTORS), when today's ask for probes it does not know.
 """
 import argparse
 import os
-import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -23,9 +27,10 @@ import collectors as C  # noqa: E402  (workloads())
 import run as R  # noqa: E402
 
 
-def stats(lp, collector, prog, outdir):
+def stats(lp, collector, prog, outdir, collectors_dir=None):
+    env = dict(os.environ, LAZYPROBE_COLLECTORS=collectors_dir) if collectors_dir else None
     p = subprocess.run([lp, "run", "-c", collector, "--stats", "-o", outdir, "--"] + prog,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     st = R.parse_stats(p.stderr)
     if p.returncode != 0 or not st:
         sys.exit("paired.py: %s failed (status %d): %s" % (lp, p.returncode, R.tail(p.stderr)))
@@ -39,25 +44,33 @@ def main():
     ap.add_argument("--collector", default="coverage")
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--pin", type=int, metavar="CPU")
+    ap.add_argument("--command", metavar="CMDLINE")
+    ap.add_argument("--old-collectors", metavar="DIR")
     ap.add_argument("workload", nargs="?", default="sqlite", choices=C.ALL)
     a = ap.parse_intermixed_args()
     if a.pin is not None:
         os.sched_setaffinity(0, {a.pin})
-    w = C.workloads([a.workload])[a.workload]
-    prog = [w["exe"]] + w["test"]
+    if a.command:
+        prog, a.workload = shlex.split(a.command), a.command
+    else:
+        w = C.workloads([a.workload])[a.workload]
+        prog = [w["exe"]] + w["test"]
     builds = [os.path.abspath(a.old), os.path.abspath(a.new)]
+    own = {builds[0]: a.old_collectors and os.path.abspath(a.old_collectors)}
     res = {b: [] for b in builds}
     outdir = os.path.join(R.WORK, "paired")
     for rnd in range(a.rounds):
         for b in (builds if rnd % 2 == 0 else builds[::-1]):
-            res[b].append(stats(b, a.collector, prog, outdir))
+            res[b].append(stats(b, a.collector, prog, outdir, own.get(b)))
     print("%s, -c %s, %d rounds%s: medians, CPU ms" % (a.workload, a.collector, a.rounds,
                                                        ", on cpu%d" % a.pin if a.pin is not None else ""))
     for b in builds:
         med = {k: statistics.median(s[k] for s in res[b]) / 1000
                for k in ("tracer_cpu_us", "report_cpu_us", "program_cpu_us")}
-        print("  %s: tracer %.1f, report %.1f, program %.1f" % (b, med["tracer_cpu_us"], med["report_cpu_us"],
-                                                                med["program_cpu_us"]))
+        print("  %s: tracer %.1f, report %.1f, program %.1f, all %.1f" % (
+            b, med["tracer_cpu_us"], med["report_cpu_us"], med["program_cpu_us"],
+            statistics.median(sum(s[k] for k in ("tracer_cpu_us", "report_cpu_us", "program_cpu_us"))
+                              for s in res[b]) / 1000))
 
 
 if __name__ == "__main__":
