@@ -207,14 +207,22 @@ static bool module_has_lines(module_file *f) {
   return f->lines;
 }
 
-static bool marks_alone(core_session *s, pmodule *m, long i) {
+/* Do the collectors ask nothing of M's functions but whether they ran? */
+static bool first_call_tells_all(core_session *s, pmodule *m) {
   uint32_t pr = s->opt.probes;
   if (!(pr & SHM_PROBE_ENTRY_COVER) || pr & (SHM_PROBE_ARCS | SHM_PROBE_CALLS)) return false;
-  if (pr & (SHM_PROBE_BLOCKS_COVER | SHM_PROBE_BLOCKS_COUNT) &&
-      !(pr & SHM_PROBE_BLOCKS_LINES && !module_has_lines(m->file)))
-    return false;
+  return !(pr & (SHM_PROBE_BLOCKS_COVER | SHM_PROBE_BLOCKS_COUNT)) ||
+         (pr & SHM_PROBE_BLOCKS_LINES && !module_has_lines(m->file));
+}
+
+static bool marks_alone(core_session *s, pmodule *m, long i) {
+  if (!first_call_tells_all(s, m)) return false;
   uint32_t part = m->file->module->functions[i].part; /* last: it decodes the part, once */
   return part == CORE_NO_PART || (!s->opt.attach && part_watchable(m, part));
+}
+
+bool breaks_marks_at_once(core_session *s, pmodule *m, long i) {
+  return !s->opt.attach && m->file->module->functions[i].part == CORE_NO_PART && first_call_tells_all(s, m);
 }
 
 /* The slot that marks function I of M run, reserved now (at 0) if it has none. */
@@ -229,15 +237,31 @@ static lp_status mark_slot(process *p, pmodule *m, long i, uint32_t *slot) {
   return LP_OK;
 }
 
-/* Function I of M ran: marked so, its other part watched, its entry's
- * original bytes back. */
-static lp_status mark_ran(core_session *s, process *p, pmodule *m, long i) {
+#define WENT_ON "its first call went on without waiting" /* its note: through a copy of its first instructions */
+
+/* Function I of M ran: marked so in the counters file. */
+static lp_status mark_in_file(core_session *s, process *p, pmodule *m, long i) {
   uint32_t slot;
   LP_CHECK(mark_slot(p, m, i, &slot));
   shm_slots(&p->counters)[slot] = 1;
+  bool went_on = m->fns[i].go_on && m->fns[i].stub; /* not a trap's, once stubs_disable made it one */
   m->fns[i].state = SHM_MARKED;
-  shm_set_state(&p->counters, m->first + (uint32_t)i, SHM_MARKED, NULL);
+  shm_set_state(&p->counters, m->first + (uint32_t)i, SHM_MARKED, went_on ? WENT_ON : NULL);
   s->stats.marked++;
+  s->stats.went_on += went_on;
+  return LP_OK;
+}
+
+void breaks_mark_in_file(core_session *s, process *p, pmodule *m, long i) {
+  if (mark_in_file(s, p, m, i) != LP_OK)
+    fprintf(stderr, "lazyprobe: process %d: %s not marked run: %s\n", (int)p->pid,
+            m->file->module->functions[i].name, lp_error());
+}
+
+/* Function I of M ran: marked so, its other part watched, its entry's
+ * original bytes back. */
+static lp_status mark_ran(core_session *s, process *p, pmodule *m, long i) {
+  LP_CHECK(mark_in_file(s, p, m, i));
   if (m->file->module->functions[i].part != CORE_NO_PART) { /* before the stub's waiters go on */
     LP_CHECK(unwatch_part(p, m, i)); /* a part entered at its start first */
     LP_CHECK(watch_part(p, m, i));

@@ -563,7 +563,7 @@ static lp_status arm_modules(core_session *s, process *p, pid_t tid, uint64_t sc
   LP_CHECK(st);
   LP_CHECK(closed);
   for (size_t k = from; k < p->nmods; k++) {
-    if (stubs_arm(p, &p->mods[k]) != LP_OK)
+    if (stubs_arm(s, p, &p->mods[k]) != LP_OK)
       fprintf(stderr, "lazyprobe: %s: first hits trap: %s\n", p->mods[k].file->path, lp_error());
     LP_CHECK(breaks_write(p, &p->mods[k], 1u << SHM_NOT_RUN, false));
   }

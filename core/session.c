@@ -71,10 +71,13 @@ static lp_status add_thread(core_session *s, pid_t tid, process *p, bool started
   return LP_OK;
 }
 
-/* Drops a reference to P; the last one frees it, first sealing the counters
- * file of a process that has ended (no mapping of it is left anywhere). */
+/* Drops a reference to P; the last one frees it, first marking run the
+ * functions whose first call went on unserved (stubs_settle) and sealing the
+ * counters file of a process that has ended (no mapping of it is left
+ * anywhere). */
 static void release_process(core_session *s, process *p) {
   if (--p->refs > 0) return;
+  stubs_settle(s, p);
   for (size_t k = 0; p->watched && k < s->nwatched; k++)
     if (s->watched[k] == p) s->watched[k] = s->watched[--s->nwatched];
   const shm_header *h = p->counters.header;

@@ -54,6 +54,8 @@ typedef struct core_session_stats {
   uint64_t homed;          /* functions sent back to their original code, int3s on blocks not covered */
   uint64_t home_hits;      /* those int3s met */
   uint64_t marked;         /* first calls that only marked their function run (no copy made) */
+  uint64_t went_on;        /* of those, the ones that went on through a copy of the first
+                              instructions without waiting for the tracer (stubs.c) */
   uint64_t parts_linked;   /* unnamed parts of functions linked to them (stripped modules; once per file) */
 } core_session_stats;
 

@@ -43,6 +43,8 @@ typedef struct fn_state {
   bool entered_inside; /* a copy branches into its first 5 bytes: never a jmp there */
   bool second_looked;  /* considered for re-placing its arcs (breaks.c, once) */
   bool stub;           /* its entry is a jmp to its stub (stubs.c), not an int3 */
+  bool go_on;          /* its stub goes on to a copy of its first instructions
+                          at once: its first call does not wait (stubs.c) */
   uint8_t nstrips;     /* copies made without the cover probes that ran (breaks.c) */
   uint32_t strip_covered; /* at the last: its blocks whose probes had run */
   kept_plan *kept;        /* the last's plan (this process's own: a fork child starts without) */
@@ -295,6 +297,13 @@ bool breaks_may_jump(const pmodule *m, long i);
  * stripped module), FILE loaded at BIAS; once per file, before its functions
  * are listed in a counters file (they take their names). */
 lp_status breaks_link_unnamed_parts(core_session *s, module_file *file, uint64_t bias);
+/* Is a first call all that is asked of function I of M, and may it go on
+ * without waiting (no other part to watch, not attached)?  Its stub then
+ * need not wait for the tracer (stubs_arm). */
+bool breaks_marks_at_once(core_session *s, pmodule *m, long i);
+/* Function I of M ran, its stub went on: marked so in the counters file
+ * alone (its process has ended or is let go: its memory is not written). */
+void breaks_mark_in_file(core_session *s, process *p, pmodule *m, long i);
 /* Function I of M was asked for through its stub: relocated if it has not
  * run, its entry made to lead elsewhere, its stub's waiters let go. */
 lp_status breaks_on_request(core_session *s, process *p, pmodule *m, long i);
@@ -310,8 +319,11 @@ lp_status breaks_second_pass(core_session *s, process *p);
 
 /* stubs.c */
 /* Writes M's stubs into its arena and marks the functions whose entries
- * breaks_write makes jmps to them, if P has stubs. */
-lp_status stubs_arm(process *p, pmodule *m);
+ * breaks_write makes jmps to them, if P has stubs; and, for those whose
+ * first call is all that is asked (breaks_marks_at_once) and whose first
+ * instructions may run elsewhere (x64_displace.h), a copy of those that
+ * their stub goes on to without waiting (go_on). */
+lp_status stubs_arm(core_session *s, process *p, pmodule *m);
 /* The jmp from the entry of function I of M to its stub. */
 void stubs_entry(const pmodule *m, long i, uint8_t jmp[5]);
 /* The entry of function I of M no longer leads to its stub: its waiters go
@@ -326,5 +338,8 @@ lp_status stubs_disable(process *p);
 const volatile uint32_t *stubs_bell(const process *p);
 /* Serves the first hits P's stubs ask for. */
 lp_status stubs_serve(core_session *s, process *p);
+/* P has ended or is let go: the functions whose first call went on and
+ * that the tracer had not come to yet are marked run in its counters file. */
+void stubs_settle(core_session *s, process *p);
 
 #endif

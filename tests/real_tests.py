@@ -1351,6 +1351,59 @@ def test_cold_marked(ctx, stripped):
     return [(name, probs)]
 
 
+def test_went_on(ctx, stripped):
+    """marked/went_on{,-stripped}: tests/real/went_on.S without line info
+    under -c coverage alone: sum3's and late's first calls go on through a
+    copy of their first instructions without waiting for the tracer
+    (core/stubs.c, x64_displace.h; --stats went_on >= 2; their note, read
+    back by `lazyprobe report -c dump_cover.lua`, says so), loop_head's, whose
+    loop jumps back 2 bytes past its entry, waits (its note is empty: had it
+    gone on, its loop's first jump back would land inside the entry's jmp);
+    output as natively; sum3, loop_head, main and late (whose only call is in
+    a fork child that ends at once with _exit) counted 1 "marked", never 0."""
+    name = 'marked/went_on' + ('-stripped' if stripped else '')
+    binary, err = build(ctx, 'went_on', ['went_on_main.c', 'went_on.S'], ['-O2', '-no-pie', '-Wall'])
+    if err:
+        return [(name, [err])]
+    plain = binary
+    if stripped:
+        binary = plain + '.stripped'
+        r = subprocess.run(['strip', '-o', binary, plain], capture_output=True, text=True)
+        if r.returncode != 0:
+            return [(name, ['strip failed: ' + r.stderr.strip()])]
+    nst, nout, _, _ = rt.run_proc([binary])
+    outdir = ctx.scratch(name)
+    cmd = [ctx.lp, 'run', '-c', 'coverage', '--stats', '-o', outdir, '--', binary]
+    st, out, err, to = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+    if to or st != nst or out != nout:
+        return [(name, ['status %s (native %s), stdout %r (native %r)' % (st, nst, out, nout) + repro(cmd)])]
+    probs = []
+    m = re.search(rb'went_on=(\d+)', err)
+    if not m or int(m.group(1)) < 2:
+        probs.append('--stats went_on=%s, expected >= 2' % (m and m.group(1).decode()))
+    try:
+        rows = rt.nolines_rows(outdir, binary)
+    except OSError as e:
+        return [(name, probs + [str(e)])]
+    syms = ctx.syms(plain)
+    for fname, want in (('sum3', (1, 'marked')), ('loop_head', (1, 'marked')), ('main', (1, 'marked')),
+                        ('late', (1, 'marked')), ('never', (0, 'not run'))):
+        got = rows.get(syms.get(fname))
+        if got != want:
+            probs.append('%s: %s in coverage-nolines.txt, expected %s' % (fname, got, want))
+    subprocess.run([ctx.lp, 'report', '-c', os.path.join(rt.TEST_COLLECTORS, 'dump_cover.lua'), outdir],
+                   capture_output=True)
+    try:
+        notes = {f.get('name'): f.get('note') for f in rt.exe_functions(rt.load_dump(outdir), binary)}
+    except (OSError, ValueError) as e:
+        return [(name, probs + ['dump.json: %s' % e])]
+    went_on = 'its first call went on without waiting'
+    for fname, want in (('sum3', went_on), ('late', went_on), ('loop_head', '')):
+        if (notes.get(fname) if not stripped else notes.get('fn_%x' % syms[fname])) != want:
+            probs.append('%s: note %r, expected %r' % (fname, notes.get(fname), want))
+    return [(name, [p + repro(cmd) for p in probs])]
+
+
 def test_cold_fnda(ctx):
     """cold/fnda: tests/real/cold_side.S with line info: hot.cold, entered
     only past its start by hot's jumps 40 times (cold_side_main.c), counts no
@@ -2611,6 +2664,8 @@ def jobs(ctx):
     for stripped in (False, True):
         j.append(('cold/marked' + ('-stripped' if stripped else ''), lambda st=stripped: test_cold_marked(ctx, st)))
     j.append(('cold/fnda', lambda: test_cold_fnda(ctx)))
+    for stripped in (False, True):
+        j.append(('marked/went_on' + ('-stripped' if stripped else ''), lambda st=stripped: test_went_on(ctx, st)))
     j.append(('tables/guard_escape', lambda: test_guard_escape(ctx)))
     j.append(('tables/shared_table', lambda: test_shared_table(ctx)))
     j.append(('unwind/perf_map', lambda: test_perf(ctx)))

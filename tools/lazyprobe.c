@@ -271,7 +271,7 @@ static void print_stats(const core_session_stats *k, const cpu_split *cpu) {
   fprintf(stderr,
           "lazyprobe: stats: startup_us=%llu functions=%llu instrumented=%llu eager=%llu native=%llu "
           "trapped_calls=%llu trap_hits=%llu stub_hits=%llu instrument_us=%llu cover_removed=%llu sweep_us=%llu processes=%llu modules=%llu adopted=%llu "
-          "plt_redirected=%llu retreed=%llu stripped=%llu second_us=%llu plans_reused=%llu homed=%llu home_hits=%llu marked=%llu parts_linked=%llu tracer_cpu_us=%llu program_cpu_us=%llu "
+          "plt_redirected=%llu retreed=%llu stripped=%llu second_us=%llu plans_reused=%llu homed=%llu home_hits=%llu marked=%llu went_on=%llu parts_linked=%llu tracer_cpu_us=%llu program_cpu_us=%llu "
           "report_cpu_us=%llu\n",
           (unsigned long long)k->startup_us, (unsigned long long)k->functions, (unsigned long long)k->instrumented,
           (unsigned long long)k->eager, (unsigned long long)k->native, (unsigned long long)k->trapped_calls,
@@ -281,7 +281,8 @@ static void print_stats(const core_session_stats *k, const cpu_split *cpu) {
           (unsigned long long)k->processes, (unsigned long long)k->modules, (unsigned long long)k->adopted,
           (unsigned long long)k->plt_redirected, (unsigned long long)k->retreed, (unsigned long long)k->stripped,
           (unsigned long long)(k->second_ns / 1000), (unsigned long long)k->plans_reused, (unsigned long long)k->homed,
-          (unsigned long long)k->home_hits, (unsigned long long)k->marked, (unsigned long long)k->parts_linked, cpu->tracer_us, cpu->program_us, cpu->report_us);
+          (unsigned long long)k->home_hits, (unsigned long long)k->marked, (unsigned long long)k->went_on,
+          (unsigned long long)k->parts_linked, cpu->tracer_us, cpu->program_us, cpu->report_us);
 }
 
 /* Runs PROGRAM (argv[0] of PROG_ARGV) or attaches to PID, then reports. */

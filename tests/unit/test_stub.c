@@ -7,10 +7,15 @@
  * second summary word), rings the bell once and waits until a server thread
  * (the tracer's part), which reads the words of the groups the summary names
  * alone, marks it served; a call after that rings nothing.  Two threads
- * racing on one stub ring it once and both wait for the same service.  No
- * arguments; exit status 0 when all pass. */
+ * racing on one stub ring it once and both wait for the same service.  A
+ * fourth function (stub 2) has a go-on address, a copy of its first
+ * instructions (x64_displace.h): its first call rings once and returns its
+ * result with no server running (a wait would end in the alarm), its word
+ * left requested; a second call rings nothing.  No arguments; exit status 0
+ * when all pass. */
 #include <linux/futex.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +24,7 @@
 #include <unistd.h>
 
 #include "unit.h"
+#include "x64_displace.h"
 #include "x64_stub.h"
 
 #define NFN 4100
@@ -76,13 +82,36 @@ int main(void) {
   summary = (volatile uint64_t *)(page + 6 * 4096);
   bell = (volatile uint32_t *)(page + 6 * 4096 + 64);
   uint8_t *code = page + data;
-  static uint64_t entries[NFN];
+  static uint64_t entries[NFN], go_on[NFN];
   for (int i = 0; i < NFN; i++) entries[i] = (uintptr_t)fn0;
   entries[1] = (uintptr_t)fn1;
   entries[LAST] = (uintptr_t)fn2;
-  CHECK(x64_stubs_write(code, (uintptr_t)code, NFN, entries, (uintptr_t)words, (uintptr_t)summary,
+  /* stub 2: a + b + c, its window (push rbx; mov rbx, rdi; lea rax, [rbx+rsi]) copied, its entry int3s */
+  static const uint8_t sum3[] = {0x53, 0x48, 0x89, 0xfb, 0x48, 0x8d, 0x04, 0x33, 0x48, 0x01, 0xd0, 0x5b, 0xc3};
+  uint8_t *fn3 = page + 7 * 4096, *copy3 = fn3 + 64;
+  memcpy(fn3, sum3, sizeof sum3);
+  x64_insn in[X64_DISPLACE_MAX];
+  size_t nin, len = x64_displace_window(fn3, sizeof sum3, (uintptr_t)fn3, in, &nin);
+  x64_writer w;
+  CHECK(len == 8 && x64_writer_init(&w, copy3, (uintptr_t)copy3, 0) == LP_OK, "fn3's window: %zu", len);
+  x64_put_displaced(&w, in, nin, (uintptr_t)fn3 + len);
+  CHECK(x64_writer_flush(&w) == LP_OK, "fn3's copy");
+  x64_writer_clear(&w);
+  memset(fn3, 0xcc, len);
+  entries[2] = (uintptr_t)fn3;
+  go_on[2] = (uintptr_t)copy3;
+  CHECK(x64_stubs_write(code, (uintptr_t)code, NFN, entries, go_on, (uintptr_t)words, (uintptr_t)summary,
                         (uintptr_t)bell) == LP_OK,
         "write: %s", lp_error());
+
+  alarm(10); /* a first call that waits for a server that is not there */
+  long (*sum)(long, long, long) = (long (*)(long, long, long))(void *)(code + 2 * X64_STUB_SIZE);
+  CHECK(sum(100, 20, 3) == 123 && words[2] == X64_STUB_REQUESTED && *bell == 1 && summary[0] == 1,
+        "fn3's first call: word %u, bell %u, summary %#lx", words[2], *bell, (unsigned long)summary[0]);
+  CHECK(sum(1, 2, 3) == 6 && *bell == 1, "fn3's second call rang: bell %u", *bell);
+  words[2] = X64_STUB_SERVED; /* as the tracer would: the server below counts only the others */
+  summary[0] = 0;
+  *bell = 0;
 
   pthread_t srv;
   pthread_create(&srv, NULL, server, (void *)(intptr_t)3);

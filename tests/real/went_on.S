@@ -1,0 +1,70 @@
+/* went_on.S — functions whose first call goes on without waiting for the
+ * tracer, or must not (tests/real_tests.py, marked/went_on).
+ *
+ * sum3(a, b, c) = a + b + c: push rbx; mov rbx, rdi; lea: a window of 8 bytes
+ * that may run elsewhere (x64_displace.h), as may late's.  loop_head(x, n) =
+ * n * x: its loop's head lies 2 bytes past its entry, inside the bytes a jmp
+ * there covers; its first call must wait (else the loop's first jump back
+ * lands in the jmp: a crash).  never() is never called. */
+        .text
+
+        .globl sum3
+        .type sum3, @function
+sum3:
+        .cfi_startproc
+        push %rbx
+        .cfi_def_cfa_offset 16
+        .cfi_offset %rbx, -16
+        mov %rdi, %rbx
+        lea (%rbx,%rsi), %rax
+        add %rdx, %rax
+        pop %rbx
+        .cfi_def_cfa_offset 8
+        ret
+        .cfi_endproc
+        .size sum3, .-sum3
+
+        .globl loop_head
+        .type loop_head, @function
+loop_head:
+        .cfi_startproc
+        xor %eax, %eax
+.Lagain:
+        add %edi, %eax
+        dec %esi
+        jnz .Lagain
+        ret
+        .cfi_endproc
+        .size loop_head, .-loop_head
+
+        .globl late
+        .type late, @function
+late:
+        .cfi_startproc
+        push %rbp
+        .cfi_def_cfa_offset 16
+        .cfi_offset %rbp, -16
+        mov %rdi, %rbp
+        lea 7(%rbp), %rax
+        pop %rbp
+        .cfi_def_cfa_offset 8
+        ret
+        .cfi_endproc
+        .size late, .-late
+
+        .globl never
+        .type never, @function
+never:
+        .cfi_startproc
+        push %rbx
+        .cfi_def_cfa_offset 16
+        .cfi_offset %rbx, -16
+        mov %rdi, %rbx
+        lea 1(%rbx), %rax
+        pop %rbx
+        .cfi_def_cfa_offset 8
+        ret
+        .cfi_endproc
+        .size never, .-never
+
+        .section .note.GNU-stack,"",@progbits
