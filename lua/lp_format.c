@@ -8,13 +8,16 @@
  *
  * Directives: %d (an integer, or a float with an integral value), %x (the
  * same in lowercase hex), %s (a string, or a number as tostring writes it)
- * and %%; no flags, widths or precisions.  Directive k reads column k; the
- * rows are 1 .. #column 1, and every column must have them all. */
+ * and %%; each but %% may have a width, padded with spaces on the left
+ * (%14d) or, with '-', on the right (%-32s), as string.format pads; no other
+ * flags, no precisions.  Directive k reads column k; the rows are 1 ..
+ * #column 1, and every column must have them all. */
 #include "lp_format.h"
 
 #include <lauxlib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Splits FMT into literal texts each followed by a directive (the last by
@@ -29,17 +32,29 @@ void lp_format_parse(lua_State *L, const char *who, const char *fmt, size_t len,
     char d = c + 1 < end ? c[1] : 0;
     if (n == LP_FORMAT_MAX) luaL_error(L, "%s: more than %d directives", who, LP_FORMAT_MAX);
     if (d == '%') { /* "%%": the literal keeps one '%' and goes on after the other */
-      f->pieces[n].text = lit, f->pieces[n].len = (size_t)(c + 1 - lit), f->pieces[n++].directive = 0;
+      f->pieces[n].text = lit, f->pieces[n].len = (size_t)(c + 1 - lit), f->pieces[n].width = 0;
+      f->pieces[n++].directive = 0;
       lit = ++c + 1;
       continue;
     }
-    if (d != 'd' && d != 'x' && d != 's')
-      luaL_error(L, "%s: '%%%c' is not a directive here (%%d, %%x, %%s, %%%%)", who, d ? d : ' ');
-    f->pieces[n].text = lit, f->pieces[n].len = (size_t)(c - lit), f->pieces[n++].directive = d;
+    const char *at = c + 1; /* [-]width */
+    bool left = at < end && *at == '-';
+    int width = 0;
+    for (at += left; at < end && *at >= '0' && *at <= '9' && width < 1000; at++) width = width * 10 + (*at - '0');
+    d = at < end ? *at : 0;
+    if ((d != 'd' && d != 'x' && d != 's') || width >= 1000) {
+      char spec[8];
+      snprintf(spec, sizeof spec, "%.*s", (int)(at + (at < end) - c), c);
+      luaL_error(L, "%s: '%s' is not a directive here (%%d, %%x, %%s, with a width: %%8d, %%-8s; %%%%)", who, spec);
+    }
+    f->pieces[n].text = lit, f->pieces[n].len = (size_t)(c - lit), f->pieces[n].directive = d;
+    f->pieces[n++].width = left ? -width : width;
     f->ncols++;
-    lit = ++c + 1;
+    c = at;
+    lit = c + 1;
   }
-  f->pieces[n].text = lit, f->pieces[n].len = (size_t)(end - lit), f->pieces[n++].directive = 0;
+  f->pieces[n].text = lit, f->pieces[n].len = (size_t)(end - lit), f->pieces[n].width = 0;
+  f->pieces[n++].directive = 0;
   f->npieces = n;
   for (int k = 0; k < n; k++) f->literals += f->pieces[k].len;
   if (f->ncols == 0) luaL_error(L, "%s: the format has no directive to say how many rows", who);
@@ -105,14 +120,24 @@ static inline char *put(char *p, const char *s, size_t n) {
   return p + n;
 }
 
+/* The spaces that pad a value of LEN bytes to WIDTH (negative: on its right). */
+static size_t padding(int width, size_t len) {
+  size_t w = (size_t)(width < 0 ? -width : width);
+  return w > len ? w - len : 0;
+}
+
 void lp_format_row(luaL_Buffer *b, const lp_format *f, const lp_format_value *v) {
   size_t need = f->literals;
-  for (int k = 0; k < f->ncols; k++) need += v[k].len;
+  for (int k = 0, col = 0; k < f->npieces; k++)
+    if (f->pieces[k].directive) need += v[col].len + padding(f->pieces[k].width, v[col].len), col++;
   char *p = luaL_prepbuffsize(b, need);
   for (int k = 0, col = 0; k < f->npieces; k++) {
     p = put(p, f->pieces[k].text, f->pieces[k].len);
     if (f->pieces[k].directive) {
+      size_t pad = padding(f->pieces[k].width, v[col].len);
+      if (f->pieces[k].width > 0) memset(p, ' ', pad), p += pad;
       p = put(p, v[col].s, v[col].len);
+      if (f->pieces[k].width < 0) memset(p, ' ', pad), p += pad;
       col++;
     }
   }

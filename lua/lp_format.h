@@ -13,12 +13,14 @@ extern const luaL_Reg lp_format_library[];
 #define LP_FORMAT_MAX 16 /* directives in one format */
 
 /* A format: literal texts, each followed by a directive ('d', 'x', 's'; 0
- * after the last text). */
+ * after the last text) and its width (0: none; negative: padded on the
+ * right). */
 typedef struct lp_format {
   struct {
     const char *text;
     size_t len;
     char directive;
+    int width;
   } pieces[LP_FORMAT_MAX + 1];
   int npieces, ncols;
   size_t literals; /* bytes of text in a row */
@@ -31,7 +33,7 @@ typedef struct lp_format_value {
   size_t len;
 } lp_format_value;
 
-/* Parses FMT (LEN bytes: format_rows' directives %d %x %s %%) into F, which
+/* Parses FMT (LEN bytes: format_rows' directives %d %x %s, with widths, %%) into F, which
  * points into FMT; raises a Lua error, named WHO, on another directive or
  * none at all. */
 void lp_format_parse(lua_State *L, const char *who, const char *fmt, size_t len, lp_format *f);

@@ -44,6 +44,7 @@ typedef struct module_lines {
   char *path;
   core_lines lines;
   int files_ref;      /* registry: a Lua table of its file paths, made once */
+  int why_ref;        /* registry: the message of a module without a line table, made once */
   bool loaded; /* false: loading failed, message in error */
   char error[256];
 } module_lines;
@@ -143,7 +144,7 @@ static module_lines *lines_of(lp_lua *lp, const char *path) {
   lp->lines = grown;
   module_lines *m = &lp->lines[lp->nlines++];
   memset(m, 0, sizeof *m);
-  m->files_ref = LUA_NOREF;
+  m->files_ref = m->why_ref = LUA_NOREF;
   m->path = strdup(path);
   m->loaded = core_lines_load(path, &m->lines) == LP_OK;
   if (!m->loaded) snprintf(m->error, sizeof m->error, "%s", lp_error());
@@ -152,12 +153,17 @@ static module_lines *lines_of(lp_lua *lp, const char *path) {
 
 const core_lines *lp_lua_module_lines(lua_State *L, const char *path) {
   module_lines *m = lines_of(self(L), path);
-  if (!m || !m->loaded) {
-    lua_pushstring(L, m ? m->error : "out of memory");
+  if (!m) {
+    lua_pushliteral(L, "out of memory");
     return NULL;
   }
-  if (!m->lines.present) {
-    lua_pushfstring(L, "%s has no line table", path);
+  if (!m->loaded || !m->lines.present) { /* asked once per function: gcc's cc1 has 45 000 */
+    if (m->why_ref == LUA_NOREF) {
+      if (m->loaded) lua_pushfstring(L, "%s has no line table", path);
+      else lua_pushstring(L, m->error);
+      m->why_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, m->why_ref);
     return NULL;
   }
   if (m->files_ref == LUA_NOREF) { /* each path becomes a Lua string once, not once a row */

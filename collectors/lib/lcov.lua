@@ -147,14 +147,17 @@ end
 -- The functions that have no line info, one per line: count, state, name,
 -- module, address. marked: the counts are 0/1 (run.probes.entry == "cover").
 function lcov.nolines_summary(stats, marked)
-  local out = { "# lazyprobe coverage: functions without DWARF line info (not in coverage.info)",
-                string.format("# %12s  %-10s %-32s %s", marked and "ran (0/1)" or "entries", "state", "function",
-                              "module address") }
-  for _, f in ipairs(stats.nolines) do
-    out[#out + 1] = string.format("%14d  %-10s %-32s %s %s", stats.runs[f] or f.count, f.state, f.name, f.module,
-                                  f.address_hex)
+  local head = { "# lazyprobe coverage: functions without DWARF line info (not in coverage.info)",
+                 string.format("# %12s  %-10s %-32s %s", marked and "ran (0/1)" or "entries", "state", "function",
+                               "module address"), "" }
+  local count, state, name, module, address = {}, {}, {}, {}, {}
+  for i, f in ipairs(stats.nolines) do -- as columns, written at once: gcc's cc1 has 45 000
+    count[i], state[i], name[i], module[i], address[i] = stats.runs[f] or f.count, f.state, f.name, f.module,
+                                                         f.address_hex
   end
-  return table.concat(out, "\n") .. "\n"
+  if #count == 0 then return table.concat(head, "\n") end
+  return table.concat(head, "\n") ..
+         lazyprobe.format_rows("%14d  %-10s %-32s %s %s\n", count, state, name, module, address)
 end
 
 local function pct(a, b)

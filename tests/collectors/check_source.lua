@@ -54,6 +54,8 @@ local function same_format(f, lines, branches)
   for i = 1, #ints do texts[i] = string.rep("x", (i - 1) % 41) end
   check("%d|%x|%s|%d\n", ints, ints, texts, ints)
   check("%s%s%d\n", texts, texts, ints)
+  -- widths, right- and left-aligned, narrower and wider than the values (coverage-nolines.txt's row)
+  check("%14d  %-10s %-32s %s %x|%3s|%-3d|%1d\n", ints, texts, texts, texts, ints, texts, ints, ints)
   if not lines then return 0 end
   local negative, float = {}, {}
   for i, c in ipairs(lines.count) do negative[i], float[i] = -c - i, c + 0.5 end
@@ -63,7 +65,8 @@ local function same_format(f, lines, branches)
   if branches then
     n = n + check("BRDA:%d,%d,%d,%s\n", branches.line, branches.point, branches.point, branches.taken)
   end
-  for _, bad in ipairs({ { "%q", lines.line }, { "%d", lines.file }, { "%d %d", lines.line }, { "%d", float } }) do
+  for _, bad in ipairs({ { "%q", lines.line }, { "%-5q", lines.line }, { "%5", lines.line }, { "%d", lines.file },
+                         { "%d %d", lines.line }, { "%d", float } }) do
     if pcall(lazyprobe.format_rows, table.unpack(bad)) and #bad[2] > 0 then
       error(string.format("format_rows %q %s: no error", bad[1], f.name), 0)
     end

@@ -233,12 +233,13 @@ function ref.source_files(lines)
 end
 
 -- string.format(format, c1[i], c2[i], ...) for i = 1 .. #c1, concatenated;
--- only the directives %d, %x, %s and %% (an error names any other).
+-- only the directives %d, %x, %s, with or without a width (%8d, %-8s), and %%
+-- (an error names any other).
 function ref.format_rows(format, ...)
   local cols = { ... }
   local n = 0
-  for d in format:gsub("%%%%", ""):gmatch("%%(.?)") do
-    assert(d == "d" or d == "x" or d == "s", "format_rows: not a directive here: %" .. d)
+  for d in format:gsub("%%%%", ""):gmatch("%%(%-?%d*.?)") do
+    assert(d:match("^%-?%d*[dxs]$"), "format_rows: not a directive here: %" .. d)
     n = n + 1
   end
   assert(n > 0 and #cols >= n, "format_rows: a directive per column")
