@@ -613,6 +613,9 @@ static lp_status on_stop(core_session *s, thread *th, int status) {
       if (ours) sig = 0;
       else if (process_keep_sigtrap_action(s, th->proc, tid) != LP_OK)
         fprintf(stderr, "lazyprobe: process %d: SIGTRAP action not checked: %s\n", (int)th->proc->pid, lp_error());
+    } else if ((sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL) &&
+               stubs_fault_home(s, th->proc, tid) != LP_OK) {
+      fprintf(stderr, "lazyprobe: process %d: a fault not moved home: %s\n", (int)th->proc->pid, lp_error());
     }
     resume(s, tid, sig);
     break;

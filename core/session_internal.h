@@ -140,6 +140,7 @@ typedef struct pmodule {
   uint64_t stubs;         /* run-time address of its stubs in the arena (0: none) */
   uint32_t state_slot;    /* its functions' stub words (uint32 each) from this slot on */
   uint32_t summary_slot;  /* and their summary: a bit per 64 words, set by a stub that asks */
+  uint64_t windows, windows_end; /* the copies of its functions' windows (stubs.c: go_on), in function order */
   fn_state *fns;          /* one per module function */
   bool unloaded;          /* dlclose'd: nothing of it is looked up any more */
 } pmodule;
@@ -338,6 +339,11 @@ lp_status stubs_disable(process *p);
 const volatile uint32_t *stubs_bell(const process *p);
 /* Serves the first hits P's stubs ask for. */
 lp_status stubs_serve(core_session *s, process *p);
+/* Thread TID of P stopped to get a fault signal: if it faulted in the copy
+ * of a function's window, it is moved to the same instruction at home (the
+ * function marked run and its entry given back first), so that its handler,
+ * or the core, sees the program's own address and frame. */
+lp_status stubs_fault_home(core_session *s, process *p, pid_t tid);
 /* P has ended or is let go: the functions whose first call went on and
  * that the tracer had not come to yet are marked run in its counters file. */
 void stubs_settle(core_session *s, process *p);

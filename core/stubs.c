@@ -21,7 +21,9 @@
  * copy, which jumps on to the rest of the function.  The tracer marks it when
  * it comes to the ring; the program has gone on meanwhile, so a process that
  * ends first has its went-on functions marked in its file then
- * (stubs_settle).  Writing the copies reads every function's bytes once per
+ * (stubs_settle), and a thread that faults in a copy is moved to the same
+ * instruction at home before the signal is delivered (stubs_fault_home: the
+ * copies may load through any register).  Writing the copies reads every function's bytes once per
  * process image (cc1's 45 000: ~30 ms, docs/PERFORMANCE.md).  The words and the bell
  * live in slots of the counters file that no function's graph names, so
  * reports never see them; a fork child's file starts with them zero, which
@@ -51,8 +53,7 @@ const volatile uint32_t *stubs_bell(const process *p) {
 static size_t window_of(core_session *s, pmodule *m, long i, x64_insn in[X64_DISPLACE_MAX], size_t *nin) {
   const core_function *fn = &m->file->module->functions[i];
   const core_image *img = &m->file->image;
-  if (!breaks_marks_at_once(s, m, i) || fn->addr < img->base || fn->addr - img->base + fn->size > img->size)
-    return 0;
+  if (!breaks_marks_at_once(s, m, i) || fn->addr < img->base || fn->addr - img->base + fn->size > img->size) return 0;
   return x64_displace_window(img->bytes + (fn->addr - img->base), fn->size, fn->addr + m->bias, in, nin);
 }
 
@@ -81,6 +82,8 @@ static lp_status write_windows(core_session *s, process *p, pmodule *m, uint64_t
   size_t size = w.offset;
   x64_writer_clear(&w);
   shm_arena_shrink(&m->arena, at, size);
+  m->windows = at;
+  m->windows_end = at + size;
   if (st == LP_OK && size) st = core_mem_write(&p->target, at, code, size);
   free(code);
   if (st == LP_OK && size) core_perfmap_add(&p->perfmap, at, size, "[lazyprobe first instructions]");
@@ -201,4 +204,39 @@ void stubs_settle(core_session *s, process *p) {
     for (size_t i = 0; i < m->file->module->nfunctions; i++)
       if (m->fns[i].go_on && m->fns[i].state == SHM_NOT_RUN && words[i] != 0) breaks_mark_in_file(s, p, m, (long)i);
   }
+}
+
+/* Where the copy at AT of function I's window (M) has the instruction at
+ * RIP, that instruction's address at home; 0 when RIP is not one of them.
+ * *SIZE: the copy's bytes (as write_windows wrote it). */
+static uint64_t home_of(core_session *s, pmodule *m, long i, uint64_t at, uint64_t rip, size_t *size) {
+  x64_insn in[X64_DISPLACE_MAX];
+  size_t nin, offsets[X64_DISPLACE_MAX];
+  size_t len = window_of(s, m, i, in, &nin);
+  *size = len ? x64_displaced_layout(in, nin, offsets) : 0;
+  for (size_t k = 0; k < nin && len; k++)
+    if (at + offsets[k] == rip) return in[k].addr;
+  return 0;
+}
+
+lp_status stubs_fault_home(core_session *s, process *p, pid_t tid) {
+  struct user_regs_struct regs;
+  LP_CHECK(core_regs_get(tid, &regs));
+  for (size_t k = 0; k < p->nmods; k++) {
+    pmodule *m = &p->mods[k];
+    if (m->unloaded || regs.rip < m->windows || regs.rip >= m->windows_end) continue;
+    uint64_t at = m->windows; /* a fault is rare: the copies are laid out again to find it */
+    for (size_t i = 0; i < m->file->module->nfunctions && at <= regs.rip; i++) {
+      if (!m->fns[i].go_on) continue;
+      size_t size;
+      uint64_t home = home_of(s, m, (long)i, at, regs.rip, &size);
+      if (home) {
+        if (m->fns[i].state == SHM_NOT_RUN && m->fns[i].stub) LP_CHECK(breaks_on_request(s, p, m, (long)i));
+        regs.rip = home;
+        return core_regs_set(tid, &regs);
+      }
+      at += size;
+    }
+  }
+  return LP_OK;
 }

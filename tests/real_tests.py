@@ -1360,7 +1360,11 @@ def test_went_on(ctx, stripped):
     loop jumps back 2 bytes past its entry, waits (its note is empty: had it
     gone on, its loop's first jump back would land inside the entry's jmp);
     output as natively; sum3, loop_head, main and late (whose only call is in
-    a fork child that ends at once with _exit) counted 1 "marked", never 0."""
+    a fork child that ends at once with _exit) counted 1 "marked", never 0.
+    Then deref(NULL), whose first instruction loads through its argument: it
+    faults in the copy of its window, and its SIGSEGV handler must see the
+    fault at deref itself, as natively (the tracer moves it home first:
+    stubs_fault_home), deref counted 1, "marked", its first call gone on."""
     name = 'marked/went_on' + ('-stripped' if stripped else '')
     binary, err = build(ctx, 'went_on', ['went_on_main.c', 'went_on.S'], ['-O2', '-no-pie', '-Wall'])
     if err:
@@ -1387,7 +1391,7 @@ def test_went_on(ctx, stripped):
         return [(name, probs + [str(e)])]
     syms = ctx.syms(plain)
     for fname, want in (('sum3', (1, 'marked')), ('loop_head', (1, 'marked')), ('main', (1, 'marked')),
-                        ('late', (1, 'marked')), ('never', (0, 'not run'))):
+                        ('late', (1, 'marked')), ('never', (0, 'not run')), ('deref', (0, 'not run'))):
         got = rows.get(syms.get(fname))
         if got != want:
             probs.append('%s: %s in coverage-nolines.txt, expected %s' % (fname, got, want))
@@ -1401,6 +1405,23 @@ def test_went_on(ctx, stripped):
     for fname, want in (('sum3', went_on), ('late', went_on), ('loop_head', '')):
         if (notes.get(fname) if not stripped else notes.get('fn_%x' % syms[fname])) != want:
             probs.append('%s: note %r, expected %r' % (fname, notes.get(fname), want))
+    # deref(NULL) at its first call: the fault, in the copy of its window, is moved home first
+    nst, nout, _, _ = rt.run_proc([binary, 'fault'])
+    fcmd = [ctx.lp, 'run', '-c', 'coverage', '-o', outdir + '-fault', '--', binary, 'fault']
+    st, out, err, to = rt.run_proc(fcmd, timeout=RUN_TIMEOUT)
+    if to or st != nst or out != nout or nout != b'fault at deref\n':
+        probs.append('fault: status %s (native %s), stdout %r (native %r)' % (st, nst, out, nout) + repro(fcmd))
+    else:
+        subprocess.run([ctx.lp, 'report', '-c', os.path.join(rt.TEST_COLLECTORS, 'dump_cover.lua'), outdir + '-fault'],
+                       capture_output=True)
+        try:
+            fns = {f.get('address'): f for f in rt.exe_functions(rt.load_dump(outdir + '-fault'), binary)}
+            got = fns.get(syms['deref'], {})
+            if (got.get('count'), got.get('state'), got.get('note')) != (1, 'marked', went_on):
+                probs.append('fault: deref %s, expected 1, marked, %r' % (
+                    (got.get('count'), got.get('state'), got.get('note')), went_on) + repro(fcmd))
+        except (OSError, ValueError) as e:
+            probs.append('fault: dump.json: %s' % e)
     return [(name, [p + repro(cmd) for p in probs])]
 
 

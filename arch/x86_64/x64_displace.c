@@ -9,24 +9,19 @@
 #include "x64_zydis.h"
 
 #define JMP_SIZE 5
-#define REL8_REACH                                                             \
-  129 /* a rel8 branch lands at most this far past where it starts */
+#define REL8_REACH 129 /* a rel8 branch lands at most this far past where it starts */
 
 /* Does the rel8 jmp, jcc, loop or jrcxz or the rel32 jmp or jcc possibly
  * encoded at CODE[AT] (SIZE bytes in all) land 1..N-1 bytes past CODE? */
-static bool lands_in_window(const uint8_t *code, size_t size, size_t at,
-                            size_t n) {
+static bool lands_in_window(const uint8_t *code, size_t size, size_t at, size_t n) {
   uint8_t b = code[at];
   int64_t to;
   int32_t rel;
-  if (at + 2 <= size &&
-      ((b >= 0x70 && b <= 0x7f) || b == 0xeb || (b >= 0xe0 && b <= 0xe3)))
+  if (at + 2 <= size && ((b >= 0x70 && b <= 0x7f) || b == 0xeb || (b >= 0xe0 && b <= 0xe3)))
     to = (int64_t)at + 2 + (int8_t)code[at + 1];
-  else if (b == 0xe9 && at + 5 <= size &&
-           (memcpy(&rel, code + at + 1, 4), true))
+  else if (b == 0xe9 && at + 5 <= size && (memcpy(&rel, code + at + 1, 4), true))
     to = (int64_t)at + 5 + rel;
-  else if (b == 0x0f && at + 6 <= size && (code[at + 1] & 0xf0) == 0x80 &&
-           (memcpy(&rel, code + at + 2, 4), true))
+  else if (b == 0x0f && at + 6 <= size && (code[at + 1] & 0xf0) == 0x80 && (memcpy(&rel, code + at + 2, 4), true))
     to = (int64_t)at + 6 + rel;
   else
     return false;
@@ -41,90 +36,36 @@ static bool lands_in_window(const uint8_t *code, size_t size, size_t at,
  */
 static bool window_targeted(const uint8_t *code, size_t size, size_t n) {
   size_t at = 0, near = REL8_REACH + n;
-  const __m128i jmp32 = _mm_set1_epi8((char)0xe9), escape = _mm_set1_epi8(0x0f),
-                jmp8 = _mm_set1_epi8((char)0xeb);
-  const __m128i high = _mm_set1_epi8((char)0xf0),
-                jcc32 = _mm_set1_epi8((char)0x80), jcc8 = _mm_set1_epi8(0x70);
-  const __m128i high6 = _mm_set1_epi8((char)0xfc),
-                loop8 = _mm_set1_epi8((char)0xe0);
+  const __m128i jmp32 = _mm_set1_epi8((char)0xe9), escape = _mm_set1_epi8(0x0f), jmp8 = _mm_set1_epi8((char)0xeb);
+  const __m128i high = _mm_set1_epi8((char)0xf0), jcc32 = _mm_set1_epi8((char)0x80), jcc8 = _mm_set1_epi8(0x70);
+  const __m128i high6 = _mm_set1_epi8((char)0xfc), loop8 = _mm_set1_epi8((char)0xe0);
   for (; at + 17 <= size; at += 16) {
     __m128i b = _mm_loadu_si128((const __m128i *)(code + at));
     __m128i next = _mm_loadu_si128((const __m128i *)(code + at + 1));
-    __m128i is = _mm_or_si128(
-        _mm_cmpeq_epi8(b, jmp32),
-        _mm_and_si128(_mm_cmpeq_epi8(b, escape),
-                      _mm_cmpeq_epi8(_mm_and_si128(next, high), jcc32)));
+    __m128i is =
+        _mm_or_si128(_mm_cmpeq_epi8(b, jmp32),
+                     _mm_and_si128(_mm_cmpeq_epi8(b, escape), _mm_cmpeq_epi8(_mm_and_si128(next, high), jcc32)));
     if (at < near)
-      is = _mm_or_si128(
-          _mm_or_si128(is, _mm_cmpeq_epi8(_mm_and_si128(b, high), jcc8)),
-          _mm_or_si128(_mm_cmpeq_epi8(b, jmp8),
-                       _mm_cmpeq_epi8(_mm_and_si128(b, high6), loop8)));
-    for (unsigned mask = (unsigned)_mm_movemask_epi8(is); mask;
-         mask &= mask - 1)
-      if (lands_in_window(code, size, at + (size_t)__builtin_ctz(mask), n))
-        return true;
+      is = _mm_or_si128(_mm_or_si128(is, _mm_cmpeq_epi8(_mm_and_si128(b, high), jcc8)),
+                        _mm_or_si128(_mm_cmpeq_epi8(b, jmp8), _mm_cmpeq_epi8(_mm_and_si128(b, high6), loop8)));
+    for (unsigned mask = (unsigned)_mm_movemask_epi8(is); mask; mask &= mask - 1)
+      if (lands_in_window(code, size, at + (size_t)__builtin_ctz(mask), n)) return true;
   }
   for (; at < size; at++)
-    if (lands_in_window(code, size, at, n))
-      return true;
+    if (lands_in_window(code, size, at, n)) return true;
   return false;
 }
 
-static bool legacy_prefix(uint8_t b) {
-  return b == 0x66 || b == 0x67 || b == 0xf2 || b == 0xf3 || b == 0x2e ||
-         b == 0x3e || b == 0x26 || b == 0x36 || b == 0x64 || b == 0x65;
-}
-
-/* Does IN read or write memory other than the stack, RIP- or fs/gs-relative,
- * for the opcodes displaceable() lets through? */
-static bool touches_memory(const x64_insn *in) {
-  if (in->rip_relative)
-    return false;
-  size_t k = 0;
-  for (; k < in->len && legacy_prefix(in->bytes[k]); k++)
-    if (in->bytes[k] == 0x64 || in->bytes[k] == 0x65)
-      return false; /* fs, gs: the thread's block */
-  bool rex_b =
-      k < in->len && (in->bytes[k] & 0xf0) == 0x40 && (in->bytes[k] & 1);
-  if (k < in->len && (in->bytes[k] & 0xf0) == 0x40)
-    k++;
-  if (k >= in->len)
-    return true;
-  uint8_t op = in->bytes[k];
-  size_t at; /* the ModRM byte */
-  if (op == 0x0f)
-    at = k + 2; /* 0F B6/B7/BE/BF (movzx, movsx), 0F 1E/1F (endbr64, nop), SSE
-                   moves and xors */
-  else if ((op < 0x40 && (op & 7) < 4) || op == 0x63 ||
-           (op >= 0x80 && op <= 0x8f) || op == 0xc6 || op == 0xc7 ||
-           op == 0xf6 || op == 0xf7 || op == 0xfe || op == 0xff)
-    at = k + 1;
-  else
-    return (op & 0xfc) == 0xa0; /* mov to or from moffs; others have no memory
-                                   operand (push r, mov r, imm) */
-  if (at >= in->len)
-    return true;
-  uint8_t modrm = in->bytes[at];
-  if (modrm >> 6 == 3)
-    return false;
-  if ((modrm & 7) != 4 || at + 1 >= in->len)
-    return true;
-  return (in->bytes[at + 1] & 7) != 4 ||
-         rex_b; /* a SIB: its base rsp, not r12 */
-}
-
-/* Can IN run in a copy at another address, without faulting there where it
- * would not have faulted at home? */
+/* Can IN run in a copy at another address?  A few plain instructions
+ * (their memory operand, if any, reads the same memory there: a fault in the
+ * copy is moved home by the tracer) and direct jmps and jccs. */
 static bool displaceable(const x64_insn *in) {
-  if (in->flow == X64_FLOW_JMP || in->flow == X64_FLOW_JCC)
-    return true;
-  if (in->flow != X64_FLOW_NEXT)
-    return false;
+  if (in->flow == X64_FLOW_JMP || in->flow == X64_FLOW_JCC) return true;
+  if (in->flow != X64_FLOW_NEXT) return false;
   switch (in->mnemonic) {
   case ZYDIS_MNEMONIC_ENDBR64:
   case ZYDIS_MNEMONIC_NOP:
   case ZYDIS_MNEMONIC_LEA:
-    return true; /* read no memory */
   case ZYDIS_MNEMONIC_MOV:
   case ZYDIS_MNEMONIC_PUSH:
   case ZYDIS_MNEMONIC_MOVZX:
@@ -144,23 +85,17 @@ static bool displaceable(const x64_insn *in) {
   case ZYDIS_MNEMONIC_MOVAPS:
   case ZYDIS_MNEMONIC_MOVUPS:
   case ZYDIS_MNEMONIC_MOVDQA:
-  case ZYDIS_MNEMONIC_MOVDQU:
-    return !touches_memory(in);
-  default:
-    return false;
+  case ZYDIS_MNEMONIC_MOVDQU: return true;
+  default: return false;
   }
 }
 
-size_t x64_displace_window(const uint8_t *code, size_t size, uint64_t addr,
-                           x64_insn out[X64_DISPLACE_MAX], size_t *n) {
+size_t x64_displace_window(const uint8_t *code, size_t size, uint64_t addr, x64_insn out[X64_DISPLACE_MAX], size_t *n) {
   size_t len = 0;
   *n = 0;
   while (len < JMP_SIZE) {
     x64_insn *in = &out[*n];
-    if (*n == X64_DISPLACE_MAX ||
-        !x64_decode(code + len, size - len, addr + len, in) ||
-        !displaceable(in))
-      return 0;
+    if (*n == X64_DISPLACE_MAX || !x64_decode(code + len, size - len, addr + len, in) || !displaceable(in)) return 0;
     len += in->len;
     ++*n;
   }
@@ -178,10 +113,25 @@ static uint64_t same_address(void *ctx, uint64_t orig) {
   return orig;
 }
 
-void x64_put_displaced(x64_writer *w, const x64_insn *in, size_t n,
-                       uint64_t resume) {
+/* The copy into W, the offset of each instruction in OFFSETS (or NULL). */
+static void put_displaced(x64_writer *w, const x64_insn *in, size_t n, uint64_t resume, size_t *offsets) {
   const x64_targets home = {no_label, same_address, NULL};
-  for (size_t k = 0; k < n; k++)
+  for (size_t k = 0; k < n; k++) {
+    if (offsets) offsets[k] = w->offset;
     x64_relocate_insn(w, &in[k], &home);
+  }
   x64_put_jmp_rel32_address(w, resume);
+}
+
+void x64_put_displaced(x64_writer *w, const x64_insn *in, size_t n, uint64_t resume) {
+  put_displaced(w, in, n, resume, NULL);
+}
+
+size_t x64_displaced_layout(const x64_insn *in, size_t n, size_t offsets[X64_DISPLACE_MAX]) {
+  x64_writer w;
+  if (x64_writer_init(&w, NULL, 0, 0) != LP_OK) return 0;
+  put_displaced(&w, in, n, 0, offsets); /* measured only: no target need be in reach */
+  size_t size = w.offset;
+  x64_writer_clear(&w);
+  return size;
 }

@@ -8,16 +8,18 @@
  * is safe only where nothing branches into the window while the jmp is
  * there, and where what the copy runs cannot tell it runs elsewhere:
  *   - no direct branch of the function's own bytes lands 1..N-1 bytes past
- *     its entry (every byte offset read as a rel8 or rel32 jmp, jcc, call,
- *     loop or jrcxz: data that looks like one only costs the wait);
+ *     its entry (every byte offset read as a rel8 or rel32 jmp or jcc, a
+ *     loop or jrcxz: data that looks like one only costs the wait; calls go
+ *     to entries);
  *   - each instruction falls through, or is a direct jmp or jcc (rewritten
  *     for the copy's address); no call (a return address in the arena) nor
  *     anything indirect;
  *   - it is one of a few plain instructions (push, mov, lea, arithmetic,
- *     compares, inc/dec, SSE moves and xors, endbr64) whose memory operand,
- *     if any, has rsp as its base or is RIP- or fs/gs-relative: one that
- *     faults would fault in the arena, where a debugger finds no frame
- *     information.
+ *     compares, inc/dec, SSE moves and xors, endbr64).  One that faults, in
+ *     the copy, is moved home by the tracer before the signal is delivered
+ *     (core/stubs.c, stubs_fault_home; x64_displaced_layout says where each
+ *     instruction lies in the copy): a handler, or a core, sees the
+ *     program's own address and frame.
  * Other functions wait at their first call, as before. */
 #ifndef X64_DISPLACE_H
 #define X64_DISPLACE_H
@@ -28,21 +30,23 @@
 #include "x64_decode.h"
 #include "x64_writer.h"
 
-#define X64_DISPLACE_MAX                                                       \
-  5 /* instructions: a window of 5 bytes takes at most 5 */
-#define X64_DISPLACED_MAX_SIZE                                                 \
-  48 /* a window's copy: at most 19 bytes, 4 more for each of its              \
+#define X64_DISPLACE_MAX 5 /* instructions: a window of 5 bytes takes at most 5 */
+#define X64_DISPLACED_MAX_SIZE                                                                                         \
+  48 /* a window's copy: at most 19 bytes, 4 more for each of its                                                      \
         rel8 branches made rel32, and the jmp back */
 
 /* The window of the function at run-time address ADDR whose SIZE bytes are
  * CODE: its instructions in OUT (*N of them) and its length, or 0 when its
  * first instructions cannot run elsewhere. */
-size_t x64_displace_window(const uint8_t *code, size_t size, uint64_t addr,
-                           x64_insn out[X64_DISPLACE_MAX], size_t *n);
+size_t x64_displace_window(const uint8_t *code, size_t size, uint64_t addr, x64_insn out[X64_DISPLACE_MAX], size_t *n);
 
 /* Writes the N instructions of a window rewritten for W's address, then a
  * jmp to RESUME (the entry + the window's length). */
-void x64_put_displaced(x64_writer *w, const x64_insn *in, size_t n,
-                       uint64_t resume);
+void x64_put_displaced(x64_writer *w, const x64_insn *in, size_t n, uint64_t resume);
+
+/* Where x64_put_displaced puts each of the N instructions IN: OFFSETS[k]
+ * bytes from the copy's start (the size never depends on the address);
+ * returns the copy's size. */
+size_t x64_displaced_layout(const x64_insn *in, size_t n, size_t offsets[X64_DISPLACE_MAX]);
 
 #endif

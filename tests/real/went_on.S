@@ -5,7 +5,9 @@
  * that may run elsewhere (x64_displace.h), as may late's.  loop_head(x, n) =
  * n * x: its loop's head lies 2 bytes past its entry, inside the bytes a jmp
  * there covers; its first call must wait (else the loop's first jump back
- * lands in the jmp: a crash).  never() is never called. */
+ * lands in the jmp: a crash).  deref(p) = *p + 1 loads through p first: its
+ * window may run elsewhere too, and deref(NULL) faults there.  never() is
+ * never called. */
         .text
 
         .globl sum3
@@ -51,6 +53,16 @@ late:
         ret
         .cfi_endproc
         .size late, .-late
+
+        .globl deref
+        .type deref, @function
+deref:
+        .cfi_startproc
+        mov (%rdi), %rax
+        add $1, %rax
+        ret
+        .cfi_endproc
+        .size deref, .-deref
 
         .globl never
         .type never, @function

@@ -2,18 +2,45 @@
  * loop_head once each, then a fork child calls late, its first call, and
  * ends at once with _exit: what it ran is counted in its own file, whether
  * or not the tracer came to its stub's ring before it ended.  Prints the
- * results; never() is only named, not called. */
+ * results; never() is only named, not called.  With the argument "fault",
+ * deref(NULL) instead, its SIGSEGV handler saying where the fault was. */
+#define _GNU_SOURCE /* REG_RIP */
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 long sum3(long a, long b, long c);
 int loop_head(int x, int n);
 long late(long x);
+long deref(const long *p);
 long never(long x);
 
+/* Where the fault was, as its handler sees it: deref's first instruction. */
+static void on_segv(int sig, siginfo_t *si, void *context) {
+  (void)sig;
+  (void)si;
+  uintptr_t rip = (uintptr_t)((ucontext_t *)context)->uc_mcontext.gregs[REG_RIP];
+  char line[64];
+  int n = rip == (uintptr_t)deref ? snprintf(line, sizeof line, "fault at deref\n")
+                                  : snprintf(line, sizeof line, "fault elsewhere: deref%+ld\n", (long)(rip - (uintptr_t)deref));
+  if (write(1, line, (size_t)n) < 0) _exit(4);
+  _exit(3);
+}
+
 int main(int argc, char **argv) {
-  (void)argv;
+  if (argc > 1 && !strcmp(argv[1], "fault")) { /* deref's first call faults */
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &sa, NULL);
+    printf("deref %ld\n", deref(NULL));
+    return 0;
+  }
   printf("sum3 %ld\n", sum3(1, 20, 300));
   printf("loop_head %d\n", loop_head(3, 1000000));
   fflush(stdout);

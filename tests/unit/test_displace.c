@@ -2,11 +2,11 @@
  * a function may run elsewhere while its entry holds a jmp.  Hand-assembled
  * functions, each with what it must give: a prologue that may (its window's
  * length and instructions), one whose loop head lies inside the window (a
- * rel8 branch back, and a rel32 one 300 bytes on: 0), a call, a load
- * through a register, a store to moffs in the window (0), the stack, RIP-
- * and fs-relative operands (allowed); and a window's copy run in this
- * process, which returns what the function does.  No arguments; exit
- * status 0 when all pass. */
+ * rel8 branch back, and a rel32 one 300 bytes on: 0), a call or an imul in
+ * the window (0), memory operands of every kind (allowed: a fault in the
+ * copy is moved home); where each instruction lies in a copy; and a window's
+ * copy run in this process, which returns what the function does.  No
+ * arguments; exit status 0 when all pass. */
 #include <string.h>
 #include <sys/mman.h>
 
@@ -24,101 +24,82 @@ int main(void) {
   const char *name = "displace";
   size_t n;
 
-  static const uint8_t prologue[] = {
-      0x53, 0x48, 0x89, 0xfb, 0x48,
-      0x8d, 0x04, 0x33, /* push rbx; mov rbx, rdi; lea rax, [rbx+rsi] */
-      0x48, 0x01, 0xd0, 0x5b, 0xc3}; /* add rax, rdx; pop rbx; ret */
-  CHECK(window(prologue, sizeof prologue, &n) == 8 && n == 3,
-        "prologue: window %zu, %zu instructions",
+  static const uint8_t prologue[] = {0x53, 0x48, 0x89, 0xfb, 0x48,
+                                     0x8d, 0x04, 0x33, /* push rbx; mov rbx, rdi; lea rax, [rbx+rsi] */
+                                     0x48, 0x01, 0xd0, 0x5b, 0xc3}; /* add rax, rdx; pop rbx; ret */
+  CHECK(window(prologue, sizeof prologue, &n) == 8 && n == 3, "prologue: window %zu, %zu instructions",
         window(prologue, sizeof prologue, &n), n);
 
-  static const uint8_t loop8[] = {
-      0x31, 0xc0, 0x01, 0xf8, 0xff,
-      0xce, 0x75, 0xfa, 0xc3}; /* xor; L: add; dec; jnz L; ret */
-  CHECK(window(loop8, sizeof loop8, &n) == 0,
-        "a rel8 loop back to +2 lets the window run elsewhere");
+  static const uint8_t loop8[] = {0x31, 0xc0, 0x01, 0xf8, 0xff,
+                                  0xce, 0x75, 0xfa, 0xc3}; /* xor; L: add; dec; jnz L; ret */
+  CHECK(window(loop8, sizeof loop8, &n) == 0, "a rel8 loop back to +2 lets the window run elsewhere");
   uint8_t loop8_ok[sizeof loop8];
   memcpy(loop8_ok, loop8, sizeof loop8);
   loop8_ok[7] = 0xf8; /* jnz back to +0: the entry, not the window's inside */
-  CHECK(window(loop8_ok, sizeof loop8_ok, &n) == 6 && n == 3,
-        "a loop back to the entry: window %zu",
+  CHECK(window(loop8_ok, sizeof loop8_ok, &n) == 6 && n == 3, "a loop back to the entry: window %zu",
         window(loop8_ok, sizeof loop8_ok, &n));
 
   uint8_t loop32[320];
   memset(loop32, 0x90, sizeof loop32); /* nops */
   memcpy(loop32, "\x31\xc0\x01\xf8\xff\xce", 6);
   int32_t back = 2 - (300 + 5);
-  loop32[300] =
-      0xe9; /* jmp rel32 to +2, 300 bytes on (found by the 16-byte scan) */
+  loop32[300] = 0xe9; /* jmp rel32 to +2, 300 bytes on (found by the 16-byte scan) */
   memcpy(loop32 + 301, &back, 4);
   loop32[319] = 0xc3;
-  CHECK(window(loop32, sizeof loop32, &n) == 0,
-        "a rel32 jmp back to +2 from 300 bytes on");
+  CHECK(window(loop32, sizeof loop32, &n) == 0, "a rel32 jmp back to +2 from 300 bytes on");
   back = 3 - (300 + 6);
-  memcpy(loop32 + 300, "\x0f\x85",
-         2); /* jnz rel32 to +3: inside the add, still inside the window */
+  memcpy(loop32 + 300, "\x0f\x85", 2); /* jnz rel32 to +3: inside the add, still inside the window */
   memcpy(loop32 + 302, &back, 4);
-  CHECK(window(loop32, sizeof loop32, &n) == 0,
-        "a rel32 jcc back to +3 from 300 bytes on");
+  CHECK(window(loop32, sizeof loop32, &n) == 0, "a rel32 jcc back to +3 from 300 bytes on");
   back = 6 - (300 + 6);
   memcpy(loop32 + 302, &back, 4); /* to +6: past the window */
-  CHECK(window(loop32, sizeof loop32, &n) == 6,
-        "a rel32 jcc past the window: %zu", window(loop32, sizeof loop32, &n));
+  CHECK(window(loop32, sizeof loop32, &n) == 6, "a rel32 jcc past the window: %zu", window(loop32, sizeof loop32, &n));
 
-  static const uint8_t call[] = {
-      0x53, 0xe8, 0, 0, 0, 0, 0x5b, 0xc3}; /* push rbx; call; pop rbx; ret */
+  static const uint8_t call[] = {0x53, 0xe8, 0, 0, 0, 0, 0x5b, 0xc3}; /* push rbx; call; pop rbx; ret */
   CHECK(window(call, sizeof call, &n) == 0, "a call in the window");
-  static const uint8_t load[] = {
-      0x48, 0x8b, 0x07, 0x48,
-      0x83, 0xc0, 0x01, 0xc3}; /* mov rax, [rdi]; add rax, 1; ret */
-  CHECK(window(load, sizeof load, &n) == 0, "a load through rdi in the window");
-  static const uint8_t r12[] = {
-      0x49, 0x8b, 0x04, 0x24, 0x48,
-      0x83, 0xc0, 0x01, 0xc3}; /* mov rax, [r12]: no stack */
-  CHECK(window(r12, sizeof r12, &n) == 0,
-        "a load through r12 (SIB base 4 with REX.B)");
-  static const uint8_t moffs[] = {
-      0x48, 0xa1, 1, 2, 3, 4, 5, 6, 7, 8, 0xc3}; /* mov rax, [moffs64] */
-  CHECK(window(moffs, sizeof moffs, &n) == 0,
-        "a load from moffs64 in the window");
-  static const uint8_t stack[] = {
-      0x48, 0x89, 0x5c, 0x24,
-      0xf8, 0x31, 0xc0, 0xc3}; /* mov [rsp-8], rbx; xor eax, eax */
-  CHECK(window(stack, sizeof stack, &n) == 5 && n == 1,
-        "a store to the stack: window %zu", window(stack, sizeof stack, &n));
-  static const uint8_t canary[] = {
-      0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0, 0xc3}; /* mov rax, fs:0x28 */
-  CHECK(window(canary, sizeof canary, &n) == 9 && n == 1,
-        "fs-relative: window %zu", window(canary, sizeof canary, &n));
-  static const uint8_t global[] = {
-      0x80, 0x3d, 0x10, 0,    0,   0,
-      0,    0x74, 0x01, 0xc3, 0xc3}; /* cmp byte [rip+16], 0; je */
-  CHECK(window(global, sizeof global, &n) == 7 && n == 1,
-        "RIP-relative: window %zu", window(global, sizeof global, &n));
+  static const uint8_t load[] = {0x48, 0x8b, 0x07, 0x48, 0x83, 0xc0, 0x01, 0xc3}; /* mov rax, [rdi]; add rax, 1; ret */
+  CHECK(window(load, sizeof load, &n) == 7 && n == 2, "a load through rdi: window %zu", window(load, sizeof load, &n));
+  static const uint8_t moffs[] = {0x48, 0xa1, 1, 2, 3, 4, 5, 6, 7, 8, 0xc3}; /* mov rax, [moffs64] */
+  CHECK(window(moffs, sizeof moffs, &n) == 10 && n == 1, "a load from moffs64: window %zu",
+        window(moffs, sizeof moffs, &n));
+  static const uint8_t imul[] = {0x0f, 0xaf, 0xc7, 0x48, 0x83, 0xc0, 0x01, 0xc3}; /* imul eax, edi: not plain enough */
+  CHECK(window(imul, sizeof imul, &n) == 0, "an imul in the window");
+  static const uint8_t stack[] = {0x48, 0x89, 0x5c, 0x24, 0xf8, 0x31, 0xc0, 0xc3}; /* mov [rsp-8], rbx; xor eax, eax */
+  CHECK(window(stack, sizeof stack, &n) == 5 && n == 1, "a store to the stack: window %zu",
+        window(stack, sizeof stack, &n));
+  static const uint8_t canary[] = {0x64, 0x48, 0x8b, 0x04, 0x25, 0x28, 0, 0, 0, 0xc3}; /* mov rax, fs:0x28 */
+  CHECK(window(canary, sizeof canary, &n) == 9 && n == 1, "fs-relative: window %zu", window(canary, sizeof canary, &n));
+  static const uint8_t global[] = {0x80, 0x3d, 0x10, 0, 0, 0, 0, 0x74, 0x01, 0xc3, 0xc3}; /* cmp byte [rip+16], 0; je */
+  CHECK(window(global, sizeof global, &n) == 7 && n == 1, "RIP-relative: window %zu",
+        window(global, sizeof global, &n));
   static const uint8_t tiny[] = {0x31, 0xc0, 0xc3}; /* xor eax, eax; ret */
   CHECK(window(tiny, sizeof tiny, &n) == 0, "a function of 3 bytes");
 
+  /* Where each instruction of a copy lies: a rel8 jcc becomes rel32 (4 bytes more), the jmp back comes last. */
+  x64_insn in[X64_DISPLACE_MAX];
+  size_t offsets[X64_DISPLACE_MAX];
+  static const uint8_t branchy[] = {0x85, 0xff, 0x74, 0x02, 0x53, 0x5b, 0xc3, 0xc3}; /* test; je +2; push rbx */
+  CHECK(x64_displace_window(branchy, sizeof branchy, 0x1000, in, &n) == 5 && n == 3, "test; je; push: window");
+  size_t size = x64_displaced_layout(in, n, offsets);
+  CHECK(size == 2 + 6 + 1 + 5 && offsets[0] == 0 && offsets[1] == 2 && offsets[2] == 8,
+        "layout: %zu bytes, at %zu %zu %zu", size, offsets[0], offsets[1], offsets[2]);
+  CHECK(x64_displace_window(prologue, sizeof prologue, 0x1000, in, &n) == 8 &&
+            x64_displaced_layout(in, n, offsets) == 8 + 5 && offsets[1] == 1 && offsets[2] == 4,
+        "the prologue's layout");
+
   /* The prologue's window copied next to the function and run: push rbx; mov
    * rbx, rdi; lea, then on at +8. */
-  uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (page == MAP_FAILED)
-    return 1;
+  uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) return 1;
   memcpy(page, prologue, sizeof prologue);
-  x64_insn in[X64_DISPLACE_MAX];
-  size_t len =
-      x64_displace_window(page, sizeof prologue, (uintptr_t)page, in, &n);
+  size_t len = x64_displace_window(page, sizeof prologue, (uintptr_t)page, in, &n);
   x64_writer w;
-  CHECK(len == 8 && x64_writer_init(&w, page + 2048, (uintptr_t)page + 2048,
-                                    0) == LP_OK,
-        "window of the copy");
+  CHECK(len == 8 && x64_writer_init(&w, page + 2048, (uintptr_t)page + 2048, 0) == LP_OK, "window of the copy");
   x64_put_displaced(&w, in, n, (uintptr_t)page + len);
-  CHECK(x64_writer_flush(&w) == LP_OK && w.offset <= X64_DISPLACED_MAX_SIZE,
-        "copy written: %zu bytes", w.offset);
+  CHECK(x64_writer_flush(&w) == LP_OK && w.offset <= X64_DISPLACED_MAX_SIZE, "copy written: %zu bytes", w.offset);
   x64_writer_clear(&w);
   memset(page, 0xcc, len); /* the entry no longer holds them */
-  long (*f)(long, long, long) =
-      (long (*)(long, long, long))(void *)(page + 2048);
+  long (*f)(long, long, long) = (long (*)(long, long, long))(void *)(page + 2048);
   CHECK(f(100, 20, 3) == 123, "the copy's sum: %ld", f(100, 20, 3));
 
   printf("%s: %d checks, %d failures\n", name, checks, failures);
