@@ -18,6 +18,7 @@
  * collectors are united here (lp_lua_probes). */
 #include "lp_lua.h"
 
+#include "image.h"
 #include "lines.h"
 #include "lp_columns.h"
 #include "lp_format.h"
@@ -45,6 +46,8 @@ typedef struct module_lines {
   core_lines lines;
   int files_ref;      /* registry: a Lua table of its file paths, made once */
   int why_ref;        /* registry: the message of a module without a line table, made once */
+  core_image image;   /* its code, mapped when first asked for (lp_lua_module_image) */
+  int image_state;    /* 0 not asked for yet, 1 mapped, -1 could not be */
   bool loaded; /* false: loading failed, message in error */
   char error[256];
 } module_lines;
@@ -178,6 +181,13 @@ const core_lines *lp_lua_module_lines(lua_State *L, const char *path) {
   return &m->lines;
 }
 
+const core_image *lp_lua_module_image(lua_State *L, const char *path) {
+  module_lines *m = lines_of(self(L), path);
+  if (!m) return NULL;
+  if (m->image_state == 0) m->image_state = core_image_load(path, &m->image) == LP_OK ? 1 : -1;
+  return m->image_state == 1 ? &m->image : NULL;
+}
+
 /* lazyprobe.lines(module, lo, hi): the line-table rows in [lo, hi) as three
  * parallel arrays { address = {...}, file = {...}, line = {...} } (columns, not
  * a table per row: a report reads ~100 k rows), or nil, message. */
@@ -255,6 +265,7 @@ void lp_lua_free(lp_lua *lp) {
   if (!lp) return;
   for (size_t i = 0; i < lp->nlines; i++) {
     core_lines_free(&lp->lines[i].lines);
+    if (lp->lines[i].image_state == 1) core_image_free(&lp->lines[i].image);
     free(lp->lines[i].path);
   }
   free(lp->lines);

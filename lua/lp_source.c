@@ -4,7 +4,10 @@
  *
  *   lazyprobe.line_counts(f)    how often each of its source lines ran
  *   lazyprobe.branch_counts(f)  its conditional branch points, with how often
- *                               each way out was taken
+ *                               each way out was taken (for one that never
+ *                               ran, its conditional jumps read from its code,
+ *                               graph or not: the same whichever were copied)
+ *   lazyprobe.conditional_branches(f)  those jumps' addresses
  *   lazyprobe.source_files()    a table the two are added to function by
  *                               function, read back file by file (as
  *                               columns, or written in a format)
@@ -44,8 +47,10 @@ typedef struct src_edge {
 } src_edge;
 
 typedef struct src_fn {
-  uint64_t addr, end;
+  uint64_t addr, end, size;
   lua_Integer count;
+  bool never_ran; /* its count 0 and none of its blocks ran */
+  const core_image *image; /* its module's code, for one that never ran (branch_counts) */
   src_block *blocks; /* NULL: no blocks field */
   size_t nblocks;
   src_edge *edges; /* NULL: no edges field */
@@ -166,9 +171,14 @@ static int read_fn(lua_State *L, int arg, src_fn *f, bool with_edges) {
     free_fn(f);
     return luaL_error(L, "out of memory");
   }
-  f->end = f->addr + (uint64_t)int_field(L, arg, "size", NULL); /* graph.function_end */
-  for (size_t b = 0; b < f->nblocks; b++)
+  f->size = (uint64_t)int_field(L, arg, "size", NULL);
+  f->end = f->addr + f->size; /* graph.function_end */
+  f->never_ran = f->count == 0;
+  for (size_t b = 0; b < f->nblocks; b++) {
     if (f->blocks[b].addr + f->blocks[b].size > f->end) f->end = f->blocks[b].addr + f->blocks[b].size;
+    if (f->blocks[b].counted && f->blocks[b].count > 0) f->never_ran = false;
+  }
+  if (lines && with_edges && f->never_ran) f->image = lp_lua_module_image(L, module);
   if (f->end == f->addr) f->end = f->addr + 1;
   f->lines = lines;
   if (lines) {
@@ -467,10 +477,74 @@ static const src_edge *sort_edges; /* the sort's comparison has no context argum
 static bool from_before(const size_t *a, const size_t *b) { return sort_edges[*a].from < sort_edges[*b].from; }
 LP_MERGE_SORT(sort_by_from, size_t, from_before) /* stable: edge order within a block */
 
+/* The addresses of the conditional jumps of the SIZE bytes at ADDR in IMG:
+ * how many, in *AT, which is NEAR (256 of them) when they fit, else
+ * allocated (NULL when that failed).  One reading of the bytes for most. */
+static size_t conditional_branches(const core_image *img, uint64_t addr, uint64_t size, uint64_t near[256],
+                                   uint64_t **at) {
+  reloc_function_desc code = {.code = img->bytes, .code_base = img->base, .code_size = img->size};
+  size_t n = reloc_conditional_branches(&code, addr, addr + size, near, 256);
+  *at = near;
+  if (n > 256 && (*at = malloc(n * sizeof **at))) reloc_conditional_branches(&code, addr, addr + size, *at, n);
+  return n;
+}
+
+/* The branch points of F, which never ran: its conditional branches in
+ * address order, read from its module's code one instruction after another
+ * (the same whether or not it has a graph: a callee relocated ahead of its
+ * first call has one), each with two ways, "-". */
+static bool never_run_branches(const src_fn *f, branch_way **v, size_t *n) {
+  if (!f->image) return true;
+  uint64_t near[256], *at;
+  size_t count = conditional_branches(f->image, f->addr, f->size, near, &at);
+  *v = malloc((count ? 2 * count : 1) * sizeof **v);
+  if (!at || !*v) {
+    if (at != near) free(at);
+    return false;
+  }
+  uint32_t points = 0;
+  for (size_t k = 0; k < count; k++) {
+    long r = row_at(f, at[k]);
+    if (r < 0 || f->rows[r].line == 0) continue;
+    points++;
+    for (int way = 0; way < 2; way++) (*v)[(*n)++] = (branch_way){f->rows[r].file, f->rows[r].line, points, 0, true};
+  }
+  if (at != near) free(at);
+  return true;
+}
+
+/* lazyprobe.conditional_branches(f) -> the addresses of f's conditional
+ * branches read from its module's code one instruction after another over
+ * [f.address, f.address + f.size), or nil, message. */
+static int l_conditional_branches(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_getfield(L, 1, "module");
+  const char *module = lua_tostring(L, -1);
+  if (!module) return luaL_argerror(L, 1, "a function of the run: no module");
+  uint64_t addr = (uint64_t)int_field(L, 1, "address", NULL), size = (uint64_t)int_field(L, 1, "size", NULL);
+  const core_image *img = lp_lua_module_image(L, module);
+  if (!img) {
+    lua_pushnil(L);
+    lua_pushfstring(L, "%s: its code cannot be read", module);
+    return 2;
+  }
+  uint64_t near[256], *at;
+  size_t n = conditional_branches(img, addr, size, near, &at);
+  if (!at) return luaL_error(L, "out of memory");
+  lua_createtable(L, (int)n, 0);
+  for (size_t k = 0; k < n; k++) {
+    lua_pushinteger(L, (lua_Integer)at[k]);
+    lua_rawseti(L, -2, (lua_Integer)k + 1);
+  }
+  if (at != near) free(at);
+  return 1;
+}
+
 /* F's branch points, their ways out in *V[0..*N); false when out of memory. */
 static bool collect_branches(const src_fn *f, branch_way **v, size_t *n) {
   *v = NULL;
   *n = 0;
+  if (f->never_ran) return never_run_branches(f, v, n);
   if (!f->blocks || !f->edges) return true;
   size_t cap = 0;
   uint32_t points = 0;
@@ -1016,4 +1090,6 @@ static int l_source_files(lua_State *L) {
 /* }=== */
 
 const luaL_Reg lp_source_library[] = {
-    {"line_counts", l_line_counts}, {"branch_counts", l_branch_counts}, {"source_files", l_source_files}, {NULL, NULL}};
+    {"line_counts", l_line_counts},   {"branch_counts", l_branch_counts},
+    {"source_files", l_source_files}, {"conditional_branches", l_conditional_branches},
+    {NULL, NULL}};

@@ -1463,6 +1463,23 @@ size_t reloc_jumps_into(const reloc_function_desc *code, uint64_t from, uint64_t
   return n;
 }
 
+size_t reloc_conditional_branches(const reloc_function_desc *code, uint64_t from, uint64_t to, uint64_t *out,
+                                  size_t max) {
+  size_t n = 0;
+  uint64_t end = code->code_base + code->code_size;
+  if (from < code->code_base || to > end) to = from < code->code_base ? from : end;
+  for (uint64_t a = from; a < to;) {
+    x64_insn in;
+    if (!x64_decode(code->code + (a - code->code_base), to - a, a, &in)) break;
+    if (in.flow == X64_FLOW_JCC || in.flow == X64_FLOW_JCC_SHORT) {
+      if (n < max) out[n] = a;
+      n++;
+    }
+    a += in.len;
+  }
+  return n;
+}
+
 bool reloc_starts_insns(const reloc_function_desc *code, uint64_t from, uint64_t to, const uint64_t *at, size_t n) {
   if (from < code->code_base || to > code->code_base + code->code_size) return false;
   size_t k = 0;

@@ -1425,6 +1425,66 @@ def test_went_on(ctx, stripped):
     return [(name, [p + repro(cmd) for p in probs])]
 
 
+def test_never_run_branches(ctx):
+    """coverage/never_run_branches: tests/real/never_run.c (-O0 -g), whose two
+    functions never run: small_callee, relocated ahead of a call that never
+    comes when caller() runs (with an argument), and big_unrun, never
+    relocated.  In coverage.info their file has, in both runs, two ways "-"
+    for each conditional jump objdump shows in them, the same records either
+    way: what the report lists of a function that never ran does not depend
+    on whether a copy was made of it (lua/lp_source.c; before, only the
+    relocated one had branches, from its graph)."""
+    name = 'coverage/never_run_branches'
+    binary, err = build(ctx, 'never_run', ['never_run_main.c', 'never_run.c'], ['-O0', '-g', '-Wall'])
+    if err:
+        return [(name, [err])]
+    dis = subprocess.run(['objdump', '-d', '--no-show-raw-insn', binary], capture_output=True, text=True).stdout
+    jccs, inside = 0, False
+    for line in dis.splitlines():
+        if line.endswith('>:'):
+            inside = line.endswith('<small_callee>:') or line.endswith('<big_unrun>:')
+        elif inside and '\t' in line:
+            mnem = line.split('\t')[1].split()[0] if len(line.split('\t')) > 1 else ''
+            jccs += (mnem.startswith('j') and mnem != 'jmp') or mnem.startswith('loop')
+    probs, seen = [], []
+    for args, state in ((['x'], 'relocated'), ([], 'not run')):
+        outdir = ctx.scratch(name + ('-called' if args else '-not'))
+        nst, nout, _, _ = rt.run_proc([binary] + args)
+        cmd = [ctx.lp, 'run', '-c', 'coverage', '-o', outdir, '--', binary] + args
+        st, out, err, to = rt.run_proc(cmd, timeout=RUN_TIMEOUT)
+        if to or st != nst or out != nout:
+            probs.append('status %s (native %s), stdout %r (native %r)' % (st, nst, out, nout) + repro(cmd))
+            continue
+        brda, sf = [], None
+        with open(os.path.join(outdir, 'coverage.info')) as f:
+            for line in f:
+                if line.startswith('SF:'):
+                    sf = line[3:].strip()
+                elif line.startswith('BRDA:') and sf and sf.endswith('never_run.c'):
+                    brda.append(line.strip())
+        if len(brda) != 2 * jccs or any(not b.endswith(',-') for b in brda):
+            probs.append('never_run.c: %d BRDA records (%d not "-"), expected %d: 2 for each of objdump\'s %d '
+                         'conditional jumps' % (len(brda), sum(not b.endswith(',-') for b in brda), 2 * jccs, jccs)
+                         + repro(cmd))
+        seen.append(brda)
+        subprocess.run([ctx.lp, 'report', '-c', os.path.join(rt.TEST_COLLECTORS, 'dump_cover.lua'), outdir],
+                       capture_output=True)
+        try:
+            states = {f.get('name'): f.get('state') for f in rt.exe_functions(rt.load_dump(outdir), binary)}
+        except (OSError, ValueError) as e:
+            probs.append('dump.json: %s' % e)
+            continue
+        if states.get('small_callee') != state:
+            probs.append('small_callee: state %s, expected %s (the case this test is for)' %
+                         (states.get('small_callee'), state) + repro(cmd))
+    if len(seen) == 2 and seen[0] != seen[1]:
+        probs.append('never_run.c: the BRDA records differ between the run that relocated small_callee and the one '
+                     'that did not: %s / %s' % (seen[0][:4], seen[1][:4]))
+    if jccs == 0:
+        probs.append('objdump shows no conditional jump in small_callee and big_unrun')
+    return [(name, probs)]
+
+
 def test_cold_fnda(ctx):
     """cold/fnda: tests/real/cold_side.S with line info: hot.cold, entered
     only past its start by hot's jumps 40 times (cold_side_main.c), counts no
@@ -2685,6 +2745,7 @@ def jobs(ctx):
     for stripped in (False, True):
         j.append(('cold/marked' + ('-stripped' if stripped else ''), lambda st=stripped: test_cold_marked(ctx, st)))
     j.append(('cold/fnda', lambda: test_cold_fnda(ctx)))
+    j.append(('coverage/never_run_branches', lambda: test_never_run_branches(ctx)))
     for stripped in (False, True):
         j.append(('marked/went_on' + ('-stripped' if stripped else ''), lambda st=stripped: test_went_on(ctx, st)))
     j.append(('tables/guard_escape', lambda: test_guard_escape(ctx)))

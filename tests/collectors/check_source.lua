@@ -160,7 +160,7 @@ return {
   probes = { entry = true },
   report = function(run)
     local nf, nl, nb, nr, ng = 0, 0, 0, 0, 0
-    local files, ref_files = lazyprobe.source_files(), ref.source_files(lazyprobe.lines)
+    local files, ref_files = lazyprobe.source_files(), ref.source_files(lazyprobe.lines, lazyprobe.conditional_branches)
     for _, f in ipairs(run.functions) do
       if f.state ~= "native" then
         -- first from the graph in C (not read yet): the reference's reads
@@ -172,7 +172,7 @@ return {
         if file ~= ref_file or (ref_file and line ~= ref_line) then
           error(string.format("source_files add %s: %s:%s, reference %s:%s", f.name, file, line, ref_file, ref_line), 0)
         end
-        local ref_lines, ref_branches = ref.line_counts(lazyprobe.lines, f), ref.branch_counts(lazyprobe.lines, f)
+        local ref_lines, ref_branches = ref.line_counts(lazyprobe.lines, f), ref.branch_counts(lazyprobe.lines, f, lazyprobe.conditional_branches)
         nl = nl + same("line_counts", f, lines, ref_lines)
         nb = nb + same("branch_counts", f, branches, ref_branches)
         same("line_counts from tables", f, lazyprobe.line_counts(f), ref_lines)

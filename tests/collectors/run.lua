@@ -60,8 +60,17 @@ local function mock_library(outdir, line_tables, real_files)
   end
   local lines = lib.lines or function() return nil, "no line table" end
   function lib.line_counts(f) return ref.line_counts(lines, f) end
-  function lib.branch_counts(f) return ref.branch_counts(lines, f) end
-  function lib.source_files() return ref.source_files(lines) end
+  -- a mock function's code: its conditional branches are those of its blocks with a taken edge
+  function lib.conditional_branches(f)
+    local at, seen = {}, {}
+    for _, e in ipairs(f.edges or {}) do
+      if e.kind == "taken" and not seen[e.branch] then at[#at + 1], seen[e.branch] = e.branch, true end
+    end
+    table.sort(at)
+    return at
+  end
+  function lib.branch_counts(f) return ref.branch_counts(lines, f, lib.conditional_branches) end
+  function lib.source_files() return ref.source_files(lines, lib.conditional_branches) end
   lib.format_rows = ref.format_rows
   lib.graph_columns = ref.graph_columns
   return lib

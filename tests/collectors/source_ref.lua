@@ -5,11 +5,12 @@
 -- the mock library of run.lua uses these, and check_source.lua compares both
 -- on real runs. Written for clarity, not speed.
 --
---   ref.line_counts(lines, f), ref.branch_counts(lines, f): lines is the
---   line-table reader (lazyprobe.lines, or run.lua's mock); same results as
+--   ref.line_counts(lines, f), ref.branch_counts(lines, f, conditional_branches): lines is the
+--   line-table reader (lazyprobe.lines, or run.lua's mock), conditional_branches
+--   what lazyprobe.conditional_branches gives (or run.lua's mock); same results as
 --   the C functions: columns sorted by file then line (line_counts), ways out
 --   in branch-point order (branch_counts), or nil, message.
---   ref.source_files(lines): what lazyprobe.source_files() is, built on the
+--   ref.source_files(lines, conditional_branches): what lazyprobe.source_files() is, built on the
 --   two above: add(f), paths(), lines(path), branches(path).
 --   ref.format_rows(format, column, ...): string.format row by row.
 --   ref.graph_columns(f): f.blocks, f.edges, f.calls turned into columns.
@@ -118,10 +119,28 @@ local function taken(f, e)
   return nil
 end
 
-function ref.branch_counts(lines, f)
+function ref.branch_counts(lines, f, conditional_branches)
   local rows, err = rows_of(lines, f)
   if not rows then return nil, err end
   local out = { file = {}, line = {}, point = {}, taken = {} }
+  local ran = f.count ~= 0
+  for _, b in ipairs(f.blocks or {}) do
+    if b.count and b.count > 0 then ran = true end
+  end
+  if not ran then -- its conditional branches, read from its code, two ways "-" each
+    local point = 0
+    for _, at in ipairs(conditional_branches and conditional_branches(f) or {}) do
+      local r = row_at(rows, at)
+      if r and rows[r].line > 0 then
+        point = point + 1
+        for _ = 1, 2 do
+          local n = #out.file + 1
+          out.file[n], out.line[n], out.point[n], out.taken[n] = rows[r].file, rows[r].line, point, "-"
+        end
+      end
+    end
+    return out
+  end
   if not (f.blocks and f.edges) then return out end
   local point = 0
   for b = 1, #f.blocks do
@@ -157,7 +176,7 @@ end
 -- the order they came, block numbering a line's points from 0 and way a
 -- point's ways from 0; with a format (both), the rows formatted by
 -- format_rows, how many there are and how many counts are > 0.
-function ref.source_files(lines)
+function ref.source_files(lines, conditional_branches)
   local files, order = {}, {}
   local function file(path)
     if not files[path] then
@@ -174,7 +193,7 @@ function ref.source_files(lines)
       local e = file(lc.file[i])
       e.count[lc.line[i]] = (e.count[lc.line[i]] or 0) + lc.count[i]
     end
-    local br = ref.branch_counts(lines, f)
+    local br = ref.branch_counts(lines, f, conditional_branches)
     local last_point, seq, way
     for i = 1, #br.file do
       local e = file(br.file[i])
