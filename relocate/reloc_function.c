@@ -1443,15 +1443,31 @@ int64_t reloc_copy_offset(const reloc_plan *plan, uint64_t orig) {
   return i < 0 ? -1 : plan->copy_off[i];
 }
 
+/* CODE's bytes read one instruction after another over [at, to), up to the
+ * first that does not decode (linear_next); FROM..TO clamped to the bytes. */
+typedef struct linear {
+  const reloc_function_desc *code;
+  uint64_t at, to;
+} linear;
+
+static linear linear_from(const reloc_function_desc *code, uint64_t from, uint64_t to) {
+  uint64_t end = code->code_base + code->code_size;
+  if (from < code->code_base || to > end) to = from < code->code_base ? from : end;
+  return (linear){code, from, to};
+}
+
+static bool linear_next(linear *l, x64_insn *in) {
+  if (l->at >= l->to || !x64_decode(l->code->code + (l->at - l->code->code_base), l->to - l->at, l->at, in))
+    return false;
+  l->at += in->len;
+  return true;
+}
+
 size_t reloc_jumps_into(const reloc_function_desc *code, uint64_t from, uint64_t to, uint64_t lo, uint64_t hi,
                         uint64_t *out, size_t max) {
   size_t n = 0;
-  uint64_t end = code->code_base + code->code_size;
-  if (from < code->code_base || to > end) to = from < code->code_base ? from : end;
-  for (uint64_t a = from; a < to;) {
-    x64_insn in;
-    if (!x64_decode(code->code + (a - code->code_base), to - a, a, &in)) break;
-    a += in.len;
+  x64_insn in;
+  for (linear l = linear_from(code, from, to); linear_next(&l, &in);) {
     bool direct = in.flow == X64_FLOW_JMP || in.flow == X64_FLOW_JCC || in.flow == X64_FLOW_JCC_SHORT;
     if (!direct || in.target < lo || in.target >= hi) continue;
     bool seen = false;
@@ -1466,16 +1482,11 @@ size_t reloc_jumps_into(const reloc_function_desc *code, uint64_t from, uint64_t
 size_t reloc_conditional_branches(const reloc_function_desc *code, uint64_t from, uint64_t to, uint64_t *out,
                                   size_t max) {
   size_t n = 0;
-  uint64_t end = code->code_base + code->code_size;
-  if (from < code->code_base || to > end) to = from < code->code_base ? from : end;
-  for (uint64_t a = from; a < to;) {
-    x64_insn in;
-    if (!x64_decode(code->code + (a - code->code_base), to - a, a, &in)) break;
-    if (in.flow == X64_FLOW_JCC || in.flow == X64_FLOW_JCC_SHORT) {
-      if (n < max) out[n] = a;
-      n++;
-    }
-    a += in.len;
+  x64_insn in;
+  for (linear l = linear_from(code, from, to); linear_next(&l, &in);) {
+    if (in.flow != X64_FLOW_JCC && in.flow != X64_FLOW_JCC_SHORT) continue;
+    if (n < max) out[n] = in.addr;
+    n++;
   }
   return n;
 }
@@ -1483,15 +1494,13 @@ size_t reloc_conditional_branches(const reloc_function_desc *code, uint64_t from
 bool reloc_starts_insns(const reloc_function_desc *code, uint64_t from, uint64_t to, const uint64_t *at, size_t n) {
   if (from < code->code_base || to > code->code_base + code->code_size) return false;
   size_t k = 0;
-  uint64_t a = from;
-  while (a < to) {
-    x64_insn in;
-    if (!x64_decode(code->code + (a - code->code_base), to - a, a, &in)) return false;
-    while (k < n && at[k] == a) k++;               /* starts this one */
-    if (k < n && at[k] < a + in.len) return false; /* inside it, or before FROM */
-    a += in.len;
+  x64_insn in;
+  linear l = linear_from(code, from, to);
+  while (linear_next(&l, &in)) {
+    while (k < n && at[k] == in.addr) k++;               /* starts this one */
+    if (k < n && at[k] < in.addr + in.len) return false; /* inside it, or before FROM */
   }
-  return a == to && k == n;
+  return l.at == to && k == n;
 }
 
 int64_t reloc_side_entry_offset(const reloc_plan *plan, uint64_t orig) {
