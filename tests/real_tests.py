@@ -271,7 +271,8 @@ def test_storm(ctx, mode):
     run while threads run: output identical, the entries in coverage-nolines.txt
     exact counts in the first run (calls wants them: copies, whose probes are
     removed) and 1 for every function in the second (coverage alone in a program
-    without line info: each function marked run at its first call, racing
+    without line info: each function marked run at its first call, which goes
+    on through a copy of its first instructions (went_on >= 2000), racing
     threads in its stub, and its entry given its original bytes back: --stats
     marked >= 2000, no copy)."""
     name = 'threads/storm/' + mode
@@ -329,6 +330,10 @@ def test_storm(ctx, mode):
             if k == 1 and (not marked or int(marked.group(1)) < 2000):
                 probs.append('run %d: %s functions marked, expected >= 2000 (%s)' %
                              (k, marked and int(marked.group(1)), rt.short(lp[2])))
+            went_on = re.search(rb'went_on=(\d+)', lp[2])  # each f_NNNN begins mov; sar: its first call goes on
+            if k == 1 and (not went_on or int(went_on.group(1)) < 2000):
+                probs.append('run %d: %s first calls went on, expected >= 2000 (%s)' %
+                             (k, went_on and int(went_on.group(1)), rt.short(lp[2])))
             got = nolines_entries(os.path.join(outdir, 'coverage-nolines.txt'), binary)
             if got is None:
                 probs.append('run %d: no coverage-nolines.txt' % k)

@@ -85,7 +85,20 @@ static bool displaceable(const x64_insn *in) {
   case ZYDIS_MNEMONIC_MOVAPS:
   case ZYDIS_MNEMONIC_MOVUPS:
   case ZYDIS_MNEMONIC_MOVDQA:
-  case ZYDIS_MNEMONIC_MOVDQU: return true;
+  case ZYDIS_MNEMONIC_MOVDQU:
+  case ZYDIS_MNEMONIC_MOVD:
+  case ZYDIS_MNEMONIC_MOVQ:
+  case ZYDIS_MNEMONIC_SHL:
+  case ZYDIS_MNEMONIC_SHR:
+  case ZYDIS_MNEMONIC_SAR:
+  case ZYDIS_MNEMONIC_ROL:
+  case ZYDIS_MNEMONIC_ROR:
+  case ZYDIS_MNEMONIC_NEG:
+  case ZYDIS_MNEMONIC_NOT:
+  case ZYDIS_MNEMONIC_IMUL:
+  case ZYDIS_MNEMONIC_CDQ:
+  case ZYDIS_MNEMONIC_CDQE:
+  case ZYDIS_MNEMONIC_CQO: return true;
   default: return false;
   }
 }

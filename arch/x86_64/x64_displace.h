@@ -15,7 +15,8 @@
  *     for the copy's address); no call (a return address in the arena) nor
  *     anything indirect;
  *   - it is one of a few plain instructions (push, mov, lea, arithmetic,
- *     compares, inc/dec, SSE moves and xors, endbr64).  One that faults, in
+ *     shifts, multiplies, compares, sign extensions, SSE moves and xors,
+ *     endbr64).  One that faults, in
  *     the copy, is moved home by the tracer before the signal is delivered
  *     (core/stubs.c, stubs_fault_home; x64_displaced_layout says where each
  *     instruction lies in the copy): a handler, or a core, sees the

@@ -2,8 +2,8 @@
  * a function may run elsewhere while its entry holds a jmp.  Hand-assembled
  * functions, each with what it must give: a prologue that may (its window's
  * length and instructions), one whose loop head lies inside the window (a
- * rel8 branch back, and a rel32 one 300 bytes on: 0), a call or an imul in
- * the window (0), memory operands of every kind (allowed: a fault in the
+ * rel8 branch back, and a rel32 one 300 bytes on: 0), a call or a syscall
+ * in the window (0), memory operands of every kind (allowed: a fault in the
  * copy is moved home); where each instruction lies in a copy; and a window's
  * copy run in this process, which returns what the function does.  No
  * arguments; exit status 0 when all pass. */
@@ -62,8 +62,10 @@ int main(void) {
   static const uint8_t moffs[] = {0x48, 0xa1, 1, 2, 3, 4, 5, 6, 7, 8, 0xc3}; /* mov rax, [moffs64] */
   CHECK(window(moffs, sizeof moffs, &n) == 10 && n == 1, "a load from moffs64: window %zu",
         window(moffs, sizeof moffs, &n));
-  static const uint8_t imul[] = {0x0f, 0xaf, 0xc7, 0x48, 0x83, 0xc0, 0x01, 0xc3}; /* imul eax, edi: not plain enough */
-  CHECK(window(imul, sizeof imul, &n) == 0, "an imul in the window");
+  static const uint8_t sys[] = {0x0f, 0x05, 0x48, 0x83, 0xc0, 0x01, 0xc3}; /* syscall: not a plain instruction */
+  CHECK(window(sys, sizeof sys, &n) == 0, "a syscall in the window");
+  static const uint8_t shift[] = {0x48, 0x89, 0xf8, 0x48, 0xd1, 0xff, 0xc3}; /* mov rax, rdi; sar rdi */
+  CHECK(window(shift, sizeof shift, &n) == 6 && n == 2, "a shift: window %zu", window(shift, sizeof shift, &n));
   static const uint8_t stack[] = {0x48, 0x89, 0x5c, 0x24, 0xf8, 0x31, 0xc0, 0xc3}; /* mov [rsp-8], rbx; xor eax, eax */
   CHECK(window(stack, sizeof stack, &n) == 5 && n == 1, "a store to the stack: window %zu",
         window(stack, sizeof stack, &n));
