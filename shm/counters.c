@@ -114,6 +114,36 @@ lp_status shm_counters_create(int dirfd, const char *dirname, const shm_identity
   return LP_OK;
 }
 
+static lp_status write_at(int fd, const void *bytes, size_t n, uint64_t off);
+
+/* Bytes bound for one run of the file from OFF on, written by pwrite a
+ * buffer at a time: a new page of the file's shared mapping costs a fault
+ * (10-25 us on this project's machines), a pwrite of it a fraction of that
+ * (docs/PERFORMANCE.md, session 27: cc1's 45 000 functions). */
+typedef struct file_run {
+  int fd;
+  uint64_t off;
+  size_t n;
+  uint8_t buf[32 << 10];
+} file_run;
+
+static lp_status run_flush(file_run *r) {
+  LP_CHECK(write_at(r->fd, r->buf, r->n, r->off));
+  r->off += r->n;
+  r->n = 0;
+  return LP_OK;
+}
+
+static lp_status run_put(file_run *r, const void *bytes, size_t n) {
+  for (const uint8_t *b = bytes; n;) {
+    size_t k = sizeof r->buf - r->n < n ? sizeof r->buf - r->n : n;
+    memcpy(r->buf + r->n, b, k);
+    r->n += k, b += k, n -= k;
+    if (r->n == sizeof r->buf) LP_CHECK(run_flush(r));
+  }
+  return LP_OK;
+}
+
 lp_status shm_add_module(shm_counters *c, const shm_layout_module *m, uint32_t *first) {
   shm_header *h = c->header;
   size_t strings = strlen(m->path) + 1;
@@ -122,13 +152,18 @@ lp_status shm_add_module(shm_counters *c, const shm_layout_module *m, uint32_t *
       h->strings_used + strings > h->strings_size)
     return lp_fail("counters file full: no room for %s", m->path);
   uint32_t k = h->nfunctions, index = h->nmodules;
-  shm_function *fns = shm_functions(c);
-  for (size_t i = 0; i < m->nfunctions; i++) {
+  static file_run entries, names; /* 64 KB: not on the stack */
+  entries = (file_run){.fd = c->fd, .off = h->functions_off + (uint64_t)k * sizeof(shm_function)};
+  names = (file_run){.fd = c->fd, .off = h->strings_off + h->strings_used};
+  uint64_t name_at = h->strings_used;
+  lp_status st = LP_OK;
+  for (size_t i = 0; st == LP_OK && i < m->nfunctions; i++) {
     bool excluded = m->excluded && m->excluded[i];
-    fns[k + i] = (shm_function){
+    size_t len = strlen(m->name[i]) + 1;
+    shm_function f = {
         .addr = m->addr[i],
         .size = m->size[i],
-        .name = put_string(c, m->name[i]),
+        .name = (uint32_t)name_at,
         .module = index,
         .state = excluded ? SHM_EXCLUDED : SHM_NOT_RUN,
         .slot = SHM_NONE,
@@ -140,7 +175,14 @@ lp_status shm_add_module(shm_counters *c, const shm_layout_module *m, uint32_t *
         .retree_slot = SHM_NONE,
         .retree_edge = SHM_NONE,
     };
+    name_at += len;
+    st = run_put(&entries, &f, sizeof f);
+    if (st == LP_OK) st = run_put(&names, m->name[i], len);
   }
+  if (st == LP_OK) st = run_flush(&entries);
+  if (st == LP_OK) st = run_flush(&names);
+  LP_CHECK(st);
+  h->strings_used = name_at;
   shm_modules(c)[index] = (shm_module){put_string(c, m->path), k, (uint32_t)m->nfunctions, 0, m->bias};
   /* Readers see a module only once it is complete. */
   __atomic_store_n(&h->nfunctions, k + (uint32_t)m->nfunctions, __ATOMIC_RELEASE);
