@@ -60,6 +60,7 @@ static lp_status create_file(int dirfd, const char *dirname, const char *name, c
   out->base = base;
   out->size = h->file_size;
   out->header = (shm_header *)base;
+  out->last_note = UINT64_MAX;
   return LP_OK;
 }
 
@@ -337,6 +338,7 @@ lp_status shm_counters_open(const char *path, shm_counters *out) {
   out->base = base;
   out->size = (size_t)st.st_size;
   out->header = (shm_header *)base;
+  out->last_note = UINT64_MAX;
   return LP_OK;
 }
 
@@ -423,9 +425,14 @@ void shm_set_state(shm_counters *c, uint32_t function, enum shm_state state, con
   f->state = state;
   if (!note || !*note) return;
   shm_header *h = c->header;
+  const char *notes = (const char *)c->base + h->notes_off;
+  if (c->last_note < h->notes_used && !strcmp(notes + c->last_note, note)) { /* a note made again and again */
+    f->note = c->last_note;
+    return;
+  }
   size_t n = strlen(note) + 1;
   if (h->notes_used + n > h->notes_size) return; /* notes full: the state alone remains */
   memcpy(c->base + h->notes_off + h->notes_used, note, n);
-  f->note = h->notes_used;
+  f->note = c->last_note = h->notes_used;
   h->notes_used += n;
 }

@@ -159,6 +159,9 @@ typedef struct shm_counters {
   uint8_t *base;
   size_t size;
   shm_header *header;
+  uint64_t last_note; /* where shm_set_state wrote its last note (UINT64_MAX: none): the same
+                         note for thousands of functions ("its first call went on without
+                         waiting") is written once */
 } shm_counters;
 
 /* A module to list in a file: its functions, all in state SHM_NOT_RUN or,
