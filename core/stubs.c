@@ -23,11 +23,13 @@
  * ends first has its went-on functions marked in its file then
  * (stubs_settle), and a thread that faults in a copy is moved to the same
  * instruction at home before the signal is delivered (stubs_fault_home: the
- * copies may load through any register).  Writing the copies reads every function's bytes once per
- * process image (cc1's 45 000: ~30 ms, docs/PERFORMANCE.md).  The words and the bell
- * live in slots of the counters file that no function's graph names, so
- * reports never see them; a fork child's file starts with them zero, which
- * is right for its entries. */
+ * copies may load through any register).  Writing the copies reads every
+ * function's bytes once per process image (cc1's 45 000: ~30 ms,
+ * docs/PERFORMANCE.md).
+ *
+ * The words and the bell live in slots of the counters file that no
+ * function's graph names, so reports never see them; a fork child's file
+ * starts with them zero, which is right for its entries. */
 #include <limits.h>
 #include <linux/futex.h>
 #include <stdio.h>

@@ -12,7 +12,8 @@ enum { L_COMMON, L_ASKED, L_READY, L_WAIT, L_SPIN, L_SLEEP, L_SERVED, L_ENTRIES,
 
 static void put_common(x64_writer *w, uint64_t states, uint64_t summary, uint64_t bell) {
   static const char index_disp = 8 * SAVED;
-  static const char pop_all[15] = "\x41\x5b\x41\x5a\x41\x59\x41\x58\x5f\x5e\x5a\x59\x5b\x58\x9d"; /* pop r11 ... popfq */
+  /* pop r11, r10, r9, r8, rdi, rsi, rdx, rcx, rbx, rax; popfq */
+  static const char pop_all[15] = "\x41\x5b\x41\x5a\x41\x59\x41\x58\x5f\x5e\x5a\x59\x5b\x58\x9d";
   const char store_entry[5] = {'\x48', '\x89', '\x44', '\x24', index_disp}; /* mov [rsp+88], rax */
   const char load_index[4] = {'\x8b', '\x44', '\x24', index_disp};          /* mov eax, [rsp+88] */
   x64_put_bytes(w, "\x9c\x50\x53\x51\x52\x56\x57\x41\x50\x41\x51\x41\x52\x41\x53", 15); /* pushfq, push ... r11 */

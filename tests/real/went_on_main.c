@@ -25,8 +25,9 @@ static void on_segv(int sig, siginfo_t *si, void *context) {
   (void)si;
   uintptr_t rip = (uintptr_t)((ucontext_t *)context)->uc_mcontext.gregs[REG_RIP];
   char line[64];
-  int n = rip == (uintptr_t)deref ? snprintf(line, sizeof line, "fault at deref\n")
-                                  : snprintf(line, sizeof line, "fault elsewhere: deref%+ld\n", (long)(rip - (uintptr_t)deref));
+  long off = (long)(rip - (uintptr_t)deref);
+  int n = off ? snprintf(line, sizeof line, "fault elsewhere: deref%+ld\n", off)
+              : snprintf(line, sizeof line, "fault at deref\n");
   if (write(1, line, (size_t)n) < 0) _exit(4);
   _exit(3);
 }
