@@ -403,7 +403,7 @@ def cases_xz_mt(p):
 
 
 def cases_zlib(p):
-    ex, mg, d = p["example"], p["minigzip"], p["dir"]
+    ex, mg = p["example"], p["minigzip"]
     hello = os.path.join(WORK, "zlib", "hello.txt")
     with open(hello, "w") as f:
         f.write("hello world\n")

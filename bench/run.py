@@ -23,7 +23,6 @@ Everything generated goes to bench/work/ (git-ignored).
 import argparse
 import json
 import os
-import platform
 import re
 import shlex
 import shutil

@@ -849,7 +849,6 @@ def parse_callgrind(path, exe):
     cur_ob = None
     cob = None
     cfn = None
-    pending = None
     exe_real = os.path.realpath(exe)
 
     def decomp(kind, val):
@@ -2942,7 +2941,6 @@ def main():
             return [(job[0].split()[0], ['harness exception: %r at %s:%d' %
                                          (e, os.path.basename(where.filename), where.lineno)])]
 
-    results = []
     with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as ex:
         for res in ex.map(run_job, jobs):
             for name, probs in res:
