@@ -64,9 +64,10 @@ static bool window_targeted(const uint8_t *code, size_t size, size_t n) {
 
 /* Can IN run in a copy at another address?  A few plain instructions
  * (their memory operand, if any, reads the same memory there: a fault in the
- * copy is moved home by the tracer) and direct jmps and jccs. */
+ * copy is moved home by the tracer), direct jmps and jccs, and ret. */
 static bool displaceable(const x64_insn *in) {
   if (in->flow == X64_FLOW_JMP || in->flow == X64_FLOW_JCC) return true;
+  if (in->flow == X64_FLOW_RET) return in->mnemonic == ZYDIS_MNEMONIC_RET; /* not iret, sysret */
   if (in->flow != X64_FLOW_NEXT) return false;
   switch (in->mnemonic) {
   case ZYDIS_MNEMONIC_ENDBR64:
@@ -111,14 +112,16 @@ static bool displaceable(const x64_insn *in) {
 
 size_t x64_displace_window(const uint8_t *code, size_t size, uint64_t addr, x64_insn out[X64_DISPLACE_MAX], size_t *n) {
   size_t len = 0;
+  bool ends = false; /* a ret or jmp: what follows it in the jmp's bytes never runs from there */
   *n = 0;
-  while (len < JMP_SIZE) {
+  while (len < JMP_SIZE && !ends) {
     x64_insn *in = &out[*n];
     if (*n == X64_DISPLACE_MAX || !x64_decode(code + len, size - len, addr + len, in) || !displaceable(in)) return 0;
+    ends = in->flow == X64_FLOW_JMP || in->flow == X64_FLOW_RET;
     len += in->len;
     ++*n;
   }
-  return len <= size && !window_targeted(code, size, len) ? len : 0;
+  return len <= size && !window_targeted(code, size, len > JMP_SIZE ? len : JMP_SIZE) ? len : 0;
 }
 
 static long no_label(void *ctx, uint64_t orig) {

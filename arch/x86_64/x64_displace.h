@@ -4,16 +4,18 @@
  * A function whose first call is all that is asked of it (core/breaks.c,
  * marks_alone) need not wait for the tracer at that call: its stub asks, then
  * runs a copy of the instructions the entry's jmp covers (the window, at
- * least 5 bytes) and jumps to the first one after them (core/stubs.c).  That
+ * least 5 bytes, or fewer that end in a ret or jmp: a function of 3 bytes,
+ * `xor eax, eax; ret`, whose padding the jmp takes) and jumps to the first
+ * one after them (core/stubs.c).  That
  * is safe only where nothing branches into the window while the jmp is
  * there, and where what the copy runs cannot tell it runs elsewhere:
  *   - no direct branch of the function's own bytes lands 1..N-1 bytes past
- *     its entry (every byte offset read as a rel8 or rel32 jmp or jcc, a
+ *     its entry (N the window's length, or 5) (every byte offset read as a rel8 or rel32 jmp or jcc, a
  *     loop or jrcxz: data that looks like one only costs the wait; calls go
  *     to entries);
  *   - each instruction falls through, or is a direct jmp or jcc (rewritten
- *     for the copy's address); no call (a return address in the arena) nor
- *     anything indirect;
+ *     for the copy's address) or a ret; no call (a return address in the
+ *     arena, where an unwinder finds no frame) nor anything indirect;
  *   - it is one of a few plain instructions (push, mov, lea, arithmetic,
  *     shifts, multiplies, compares, sign extensions, SSE moves and xors,
  *     endbr64).  One that faults, in

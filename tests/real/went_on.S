@@ -5,7 +5,9 @@
  * that may run elsewhere (x64_displace.h), as may late's.  loop_head(x, n) =
  * n * x: its loop's head lies 2 bytes past its entry, inside the bytes a jmp
  * there covers; its first call must wait (else the loop's first jump back
- * lands in the jmp: a crash).  deref(p) = *p + 1 loads through p first: its
+ * lands in the jmp: a crash).  zero() = 0, `xor eax, eax; ret`, 3 bytes: its
+ * window ends with its ret, the jmp taking 2 bytes of the padding after it.
+ * deref(p) = *p + 1 loads through p first: its
  * window may run elsewhere too, and deref(NULL) faults there.  never() is
  * never called. */
         .text
@@ -53,6 +55,16 @@ late:
         ret
         .cfi_endproc
         .size late, .-late
+
+        .globl zero
+        .type zero, @function
+zero:
+        .cfi_startproc
+        xor %eax, %eax
+        ret
+        .cfi_endproc
+        .size zero, .-zero
+        .p2align 4              /* room for the entry's jmp: padding, not another function */
 
         .globl deref
         .type deref, @function

@@ -2,7 +2,7 @@
  * loop_head once each, then a fork child calls late, its first call, and
  * ends at once with _exit: what it ran is counted in its own file, whether
  * or not the tracer came to its stub's ring before it ended.  Prints the
- * results; never() is only named, not called.  With the argument "fault",
+ * results (zero's too); never() is only named, not called.  With the argument "fault",
  * deref(NULL) instead, its SIGSEGV handler saying where the fault was. */
 #define _GNU_SOURCE /* REG_RIP */
 #include <signal.h>
@@ -17,6 +17,7 @@ long sum3(long a, long b, long c);
 int loop_head(int x, int n);
 long late(long x);
 long deref(const long *p);
+int zero(void);
 long never(long x);
 
 /* Where the fault was, as its handler sees it: deref's first instruction. */
@@ -42,7 +43,7 @@ int main(int argc, char **argv) {
     printf("deref %ld\n", deref(NULL));
     return 0;
   }
-  printf("sum3 %ld\n", sum3(1, 20, 300));
+  printf("sum3 %ld zero %d\n", sum3(1, 20, 300), zero());
   printf("loop_head %d\n", loop_head(3, 1000000));
   fflush(stdout);
   pid_t child = fork();

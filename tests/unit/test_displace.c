@@ -3,10 +3,12 @@
  * functions, each with what it must give: a prologue that may (its window's
  * length and instructions), one whose loop head lies inside the window (a
  * rel8 branch back, and a rel32 one 300 bytes on: 0), a call or a syscall
- * in the window (0), memory operands of every kind (allowed: a fault in the
- * copy is moved home); where each instruction lies in a copy; and a window's
- * copy run in this process, which returns what the function does.  No
- * arguments; exit status 0 when all pass. */
+ * in the window (0), a window ended early by a ret (taken; refused when a
+ * branch lands in the bytes the jmp takes after it), memory operands of
+ * every kind (allowed: a fault in the copy is moved home); where each
+ * instruction lies in a copy; and a window's copy run in this process, which
+ * returns what the function does.  No arguments; exit status 0 when all
+ * pass. */
 #include <string.h>
 #include <sys/mman.h>
 
@@ -74,8 +76,13 @@ int main(void) {
   static const uint8_t global[] = {0x80, 0x3d, 0x10, 0, 0, 0, 0, 0x74, 0x01, 0xc3, 0xc3}; /* cmp byte [rip+16], 0; je */
   CHECK(window(global, sizeof global, &n) == 7 && n == 1, "RIP-relative: window %zu",
         window(global, sizeof global, &n));
-  static const uint8_t tiny[] = {0x31, 0xc0, 0xc3}; /* xor eax, eax; ret */
-  CHECK(window(tiny, sizeof tiny, &n) == 0, "a function of 3 bytes");
+  static const uint8_t tiny[] = {0x31, 0xc0, 0xc3}; /* xor eax, eax; ret: its padding under the jmp */
+  CHECK(window(tiny, sizeof tiny, &n) == 3 && n == 2, "a function of 3 bytes: window %zu",
+        window(tiny, sizeof tiny, &n));
+  static const uint8_t early[] = {0x74, 0x01, 0xc3, 0x31, 0xc0, 0xc3}; /* je +1 (to 3); ret; xor; ret */
+  CHECK(window(early, sizeof early, &n) == 0, "a ret 2 bytes in, a branch to 3: under the jmp");
+  static const uint8_t unfinished[] = {0x31, 0xc0}; /* xor eax, eax, and the function's end */
+  CHECK(window(unfinished, sizeof unfinished, &n) == 0, "2 bytes without a ret");
 
   /* Where each instruction of a copy lies: a rel8 jcc becomes rel32 (4 bytes more), the jmp back comes last. */
   x64_insn in[X64_DISPLACE_MAX];
