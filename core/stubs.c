@@ -222,6 +222,9 @@ static uint64_t home_of(core_session *s, pmodule *m, long i, uint64_t at, uint64
 }
 
 lp_status stubs_fault_home(core_session *s, process *p, pid_t tid) {
+  bool windows = false; /* else no registers are read: a program may take many faults */
+  for (size_t k = 0; k < p->nmods && !windows; k++) windows = p->mods[k].windows_end > p->mods[k].windows;
+  if (!windows) return LP_OK;
   struct user_regs_struct regs;
   LP_CHECK(core_regs_get(tid, &regs));
   for (size_t k = 0; k < p->nmods; k++) {
