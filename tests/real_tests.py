@@ -367,7 +367,7 @@ def nolines_entries(path, module):
 
 # ---------------------------------------------------- 2. child processes ---
 
-PROCS_NAMES = ['main', 'before', 'p_work', 'c_work', 'both', 'leaf_work', 'never', 'fork_child']
+PROCS_NAMES = ['main', 'before', 'p_work', 'c_work', 'both', 'leaf_work', 'never', 'fork_child', 'fork_deep']
 
 
 def procs_expect(mode):
@@ -388,6 +388,8 @@ def procs_expect(mode):
                   ('child', img(c_work=9, both=4))],
         'wrapped': [('parent', img(main=1, before=5, fork_child=1, p_work=5, both=2)),
                     ('child', img(c_work=8, both=1))],
+        'deep': [('parent', img(main=1, before=5, fork_deep=1, fork_child=1, p_work=4, both=3)),
+                 ('child', img(c_work=6, both=2))],
         'spawn': [('parent', img(main=1, before=5, p_work=3)), ('leaf', leaf)],
         'exec': [('exec', img(main=1, before=5)), ('leaf', leaf)],
     }[mode]
@@ -2711,9 +2713,9 @@ def jobs(ctx):
     for mode in ('atomic', 'plain', 'coverage'):
         j.append(('threads/storm/' + mode, lambda m=mode: test_storm(ctx, m)))
     # 2. child processes
-    for mode in ('fork', 'vfork', 'clone', 'wrapped', 'spawn', 'exec'):
+    for mode in ('fork', 'vfork', 'clone', 'wrapped', 'deep', 'spawn', 'exec'):
         j.append(('procs/' + mode, lambda m=mode: test_procs(ctx, m)))
-        if mode in ('fork', 'vfork', 'clone', 'wrapped'):
+        if mode in ('fork', 'vfork', 'clone', 'wrapped'):  # not deep: COMPAT.md, fork two calls deep
             j.append(('procs/arcs/' + mode, lambda m=mode: test_procs_arcs(ctx, m)))
     j.append(('procs/many_procs', lambda: test_many_procs(ctx)))
     j.append(('procs/shell_script', lambda: test_shell_script(ctx)))

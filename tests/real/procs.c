@@ -8,6 +8,9 @@
  *   wrapped  parent: main 1, before 5, fork_child 1, p_work 5, both 2
  *          child: c_work 8, both 1 (fork called by fork_child, which returns
  *          into main in both)
+ *   deep   parent: main 1, before 5, fork_deep 1, fork_child 1, p_work 4, both 3
+ *          child: c_work 6, both 2 (fork two calls deep: fork_deep calls
+ *          fork_child, and both return twice)
  *   spawn  parent: main 1, before 5, p_work 3            child: posix_spawn of "leaf"
  *   exec   one pid, two images: main 1, before 5, then execv of "leaf"
  *   leaf   main 1, leaf_work 13
@@ -37,6 +40,13 @@ __attribute__((noipa)) pid_t fork_child(void) {
   acc++;
   pid_t pid = fork();
   acc--;
+  return pid;
+}
+
+__attribute__((noipa)) pid_t fork_deep(void) {
+  acc += 2;
+  pid_t pid = fork_child();
+  acc -= 2;
   return pid;
 }
 
@@ -97,6 +107,18 @@ int main(int argc, char **argv) {
     ok = pid > 0 && wait_ok(pid);
     calls(p_work, 5);
     calls(both, 2);
+  } else if (!strcmp(mode, "deep")) {
+    pid_t pid = fork_deep();
+    if (pid == 0) {
+      note("child");
+      calls(c_work, 6);
+      calls(both, 2);
+      printf("deep: child done\n");
+      exit(0);
+    }
+    ok = pid > 0 && wait_ok(pid);
+    calls(p_work, 4);
+    calls(both, 3);
   } else if (!strcmp(mode, "vfork")) {
     pid_t pid = vfork();
     if (pid == 0) {
