@@ -293,6 +293,12 @@ static lp_status add_plt_slots(core_module *m, Elf *elf, Elf_Scn *scn, const GEl
 
 /* How a call to the function NAME returns (core_callee); DEFINED: a function
  * of the module itself, EXPORTED: one it exports. */
+/* NAME is LISTED (two bytes or more): every function of a module is asked
+ * about (cc1: 45 000), so its first two bytes are compared before strcmp. */
+static bool same_name(const char *name, const char *listed) {
+  return name[0] == listed[0] && name[1] == listed[1] && !strcmp(name, listed);
+}
+
 static core_callee callee_of(const char *name, bool defined, bool exported) {
   static const char *const twice[] = {"setjmp", "sigsetjmp", "savectx", "getcontext", "qsetjmp", NULL};
   static const char *const forks[] = {"fork", "vfork", "Fork", NULL};
@@ -304,15 +310,13 @@ static core_callee callee_of(const char *name, bool defined, bool exported) {
       NULL};
   const char *bare = name;
   while (*bare == '_') bare++;
-  /* every function of a module is asked about (cc1: 45 000): two bytes
-   * compared before a call of strcmp (every name listed has two or more) */
   for (size_t k = 0; twice[k]; k++)
-    if (bare[0] == twice[k][0] && bare[1] == twice[k][1] && !strcmp(bare, twice[k])) return CORE_CALLEE_RETURNS_TWICE;
+    if (same_name(bare, twice[k])) return CORE_CALLEE_RETURNS_TWICE;
   for (size_t k = 0; forks[k]; k++)
-    if (bare[0] == forks[k][0] && bare[1] == forks[k][1] && !strcmp(bare, forks[k])) return CORE_CALLEE_FORKS;
+    if (same_name(bare, forks[k])) return CORE_CALLEE_FORKS;
   if (defined && !exported) return CORE_CALLEE_RETURNS;
   for (size_t k = 0; never[k]; k++)
-    if (name[0] == never[k][0] && name[1] == never[k][1] && !strcmp(name, never[k])) return CORE_CALLEE_NEVER_RETURNS;
+    if (same_name(name, never[k])) return CORE_CALLEE_NEVER_RETURNS;
   if (!strncmp(name, "_ZSt", 4) && strstr(name, "__throw_")) return CORE_CALLEE_NEVER_RETURNS; /* std::__throw_* */
   if (!strcmp(name, "error") || !strcmp(name, "error_at_line")) return CORE_CALLEE_EXITS_ON_STATUS;
   if (!strcmp(name, "syscall")) return CORE_CALLEE_SYSCALL;

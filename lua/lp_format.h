@@ -33,9 +33,9 @@ typedef struct lp_format_value {
   size_t len;
 } lp_format_value;
 
-/* Parses FMT (LEN bytes: format_rows' directives %d %x %s, with widths, %%) into F, which
- * points into FMT; raises a Lua error, named WHO, on another directive or
- * none at all. */
+/* Parses FMT (LEN bytes: format_rows' directives %d %x %s, with widths, and
+ * %%) into F, which points into FMT; raises a Lua error, named WHO, on
+ * another directive or none at all. */
 void lp_format_parse(lua_State *L, const char *who, const char *fmt, size_t len, lp_format *f);
 
 /* V: the integer I for DIRECTIVE (hex for 'x'), or the string S (LEN bytes,

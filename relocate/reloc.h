@@ -269,8 +269,8 @@ size_t reloc_jumps_into(const reloc_function_desc *code, uint64_t from, uint64_t
 /* The conditional branches (jcc, and jrcxz and loop) met decoding CODE's
  * bytes at [FROM, TO) one instruction after another, up to the first that
  * does not decode: their addresses, the first MAX of them in OUT; returns how
- * many there are.  What a report lists for a function that never ran, whose
- * graph, if it has one, says nothing a linear reading does not (lua/lp_source.c). */
+ * many there are.  What a report lists for a function that never ran,
+ * whether or not it has a graph (lua/lp_source.c). */
 size_t reloc_conditional_branches(const reloc_function_desc *code, uint64_t from, uint64_t to, uint64_t *out,
                                   size_t max);
 

@@ -121,7 +121,7 @@ size_t x64_displace_window(const uint8_t *code, size_t size, uint64_t addr, x64_
     len += in->len;
     ++*n;
   }
-  return len <= size && !window_targeted(code, size, len > JMP_SIZE ? len : JMP_SIZE) ? len : 0;
+  return window_targeted(code, size, len > JMP_SIZE ? len : JMP_SIZE) ? 0 : len; /* len <= size: decoded in it */
 }
 
 static long no_label(void *ctx, uint64_t orig) {

@@ -3,26 +3,25 @@
  *
  * A function whose first call is all that is asked of it (core/breaks.c,
  * marks_alone) need not wait for the tracer at that call: its stub asks, then
- * runs a copy of the instructions the entry's jmp covers (the window, at
- * least 5 bytes, or fewer that end in a ret or jmp: a function of 3 bytes,
- * `xor eax, eax; ret`, whose padding the jmp takes) and jumps to the first
- * one after them (core/stubs.c).  That
- * is safe only where nothing branches into the window while the jmp is
- * there, and where what the copy runs cannot tell it runs elsewhere:
+ * runs a copy of the instructions the entry's jmp covers (the window: at
+ * least 5 bytes, or fewer that end in a ret or jmp, as `xor eax, eax; ret`,
+ * whose padding the jmp takes) and jumps to the first one after them
+ * (core/stubs.c).  That is safe only where nothing branches into the jmp's
+ * bytes while it is there, and where what the copy runs cannot tell it runs
+ * elsewhere:
  *   - no direct branch of the function's own bytes lands 1..N-1 bytes past
- *     its entry (N the window's length, or 5) (every byte offset read as a rel8 or rel32 jmp or jcc, a
- *     loop or jrcxz: data that looks like one only costs the wait; calls go
- *     to entries);
+ *     its entry, N the window's length or 5 (every byte offset read as a
+ *     rel8 or rel32 jmp or jcc, a loop or jrcxz: data that looks like one
+ *     only costs the wait; calls go to entries);
  *   - each instruction falls through, or is a direct jmp or jcc (rewritten
  *     for the copy's address) or a ret; no call (a return address in the
  *     arena, where an unwinder finds no frame) nor anything indirect;
  *   - it is one of a few plain instructions (push, mov, lea, arithmetic,
  *     shifts, multiplies, compares, sign extensions, SSE moves and xors,
- *     endbr64).  One that faults, in
- *     the copy, is moved home by the tracer before the signal is delivered
- *     (core/stubs.c, stubs_fault_home; x64_displaced_layout says where each
- *     instruction lies in the copy): a handler, or a core, sees the
- *     program's own address and frame.
+ *     endbr64).  One that faults in the copy is moved home by the tracer
+ *     before the signal is delivered (core/stubs.c, stubs_fault_home;
+ *     x64_displaced_layout says where each instruction lies in the copy): a
+ *     handler, or a core, sees the program's own address and frame.
  * Other functions wait at their first call, as before. */
 #ifndef X64_DISPLACE_H
 #define X64_DISPLACE_H
@@ -34,9 +33,9 @@
 #include "x64_writer.h"
 
 #define X64_DISPLACE_MAX 5 /* instructions: a window of 5 bytes takes at most 5 */
-#define X64_DISPLACED_MAX_SIZE                                                                                         \
-  48 /* a window's copy: at most 19 bytes, 4 more for each of its                                                      \
-        rel8 branches made rel32, and the jmp back */
+/* A window's copy at most: 19 bytes, 4 more for each rel8 branch made rel32,
+ * and the jmp back. */
+#define X64_DISPLACED_MAX_SIZE 48
 
 /* The window of the function at run-time address ADDR whose SIZE bytes are
  * CODE: its instructions in OUT (*N of them) and its length, or 0 when its
