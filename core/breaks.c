@@ -275,12 +275,19 @@ void breaks_mark_in_file(core_session *s, process *p, pmodule *m, long i) {
 /* Function I of M ran: marked so, its other part watched, its entry's
  * original bytes back. */
 static lp_status mark_ran(core_session *s, process *p, pmodule *m, long i) {
+  bool went_on = m->fns[i].go_on && m->fns[i].stub;
   LP_CHECK(mark_in_file(s, p, m, i));
   if (m->file->module->functions[i].part != CORE_NO_PART) { /* before the stub's waiters go on */
     LP_CHECK(unwatch_part(p, m, i)); /* a part entered at its start first */
     LP_CHECK(watch_part(p, m, i));
   }
-  return restore_entry(p, m, i);
+  lp_status st = restore_entry(p, m, i);
+  if (st == LP_OK || !went_on) return st;
+  /* A call that went on does not wait for its entry: its process may have
+   * ended since (the write fails), and if not, its calls go on through the
+   * copy of its window as they did. */
+  stubs_release(p, m, i);
+  return LP_OK;
 }
 
 /* }=== */

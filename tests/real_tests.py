@@ -334,6 +334,8 @@ def test_storm(ctx, mode):
             if k == 1 and (not went_on or int(went_on.group(1)) < 2000):
                 probs.append('run %d: %s first calls went on, expected >= 2000 (%s)' %
                              (k, went_on and int(went_on.group(1)), rt.short(lp[2])))
+            if k == 1 and b'cannot write' in lp[2]:  # a ring served after the process ended: no error of ours
+                probs.append('run %d: %s' % (k, rt.short(lp[2])))
             got = nolines_entries(os.path.join(outdir, 'coverage-nolines.txt'), binary)
             if got is None:
                 probs.append('run %d: no coverage-nolines.txt' % k)
