@@ -5,7 +5,9 @@
  *   lazyprobe.write(name, text)  write a file in the output directory
  *   lazyprobe.basename(path)
  *   lazyprobe.lines(module, lo, hi)  DWARF line-table rows, as columns (core/lines.c)
- *   lazyprobe.line_counts(f), lazyprobe.branch_counts(f)  (lp_source.c)
+ *   lazyprobe.line_counts(f), lazyprobe.branch_counts(f),
+ *   lazyprobe.conditional_branches(f), lazyprobe.source_files()  (lp_source.c;
+ *     each module's line table and code image loaded here once)
  *   lazyprobe.format_rows(format, column, ...)  (lp_format.c)
  *   lazyprobe.graph_columns(f)  f's blocks, edges and calls as columns (lp_columns.c)
  * report(run), and sample(run) every `interval` while the program runs,

@@ -1,5 +1,6 @@
-/* lp_source.h — lazyprobe.line_counts, branch_counts and source_files (lp_source.c),
- * and the line tables they share with lazyprobe.lines (lp_lua.c). */
+/* lp_source.h — lazyprobe.line_counts, branch_counts, conditional_branches and
+ * source_files (lp_source.c), and the line tables and code images they share
+ * with lazyprobe.lines (lp_lua.c). */
 #ifndef LP_SOURCE_H
 #define LP_SOURCE_H
 
