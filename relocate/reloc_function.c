@@ -247,7 +247,7 @@ static lp_status walk(builder *b, uint64_t a) {
     have_x = false;
     if (r == UNDECODABLE) return lp_fail("undecodable instruction at 0x%" PRIx64, a);
     if (r == OVERLAP) return lp_fail("overlapping instructions at 0x%" PRIx64, a);
-    ri->noreturn = ri->exits = ri->twice = ri->leader = ri->entered = false;
+    ri->noreturn = ri->exits = ri->twice = ri->leader = ri->entered = ri->gprs_known = false;
     ri->table_ref = ri->table_jmp = ri->table_load = -1;
     ri->block = 0;
     size_t i = p->n++;
@@ -421,6 +421,26 @@ static bool leaves_after(const reloc_plan *p, size_t i) {
  * of a table base. */
 static bool is_call(const x64_insn *in) { return in->flow == X64_FLOW_CALL || in->flow == X64_FLOW_CALL_INDIRECT; }
 
+/* The general-purpose registers RI may write (x64_insn_gprs_written), decoded
+ * once per instruction: the checks below ask of every decoded instruction
+ * each time decoding has added some (an interpreter's dispatches, one after
+ * another), and each answer decodes the bytes in full. */
+static uint16_t gprs_written(reloc_insn *ri) {
+  if (!ri->gprs_known) {
+    ri->gprs_written = x64_insn_gprs_written(&ri->x);
+    ri->gprs_known = true;
+  }
+  return ri->gprs_written;
+}
+
+/* x64_insn_may_write(&RI->x, REG) and x64_insn_may_move_stack, so. */
+static bool writes_reg(reloc_insn *ri, int reg) {
+  uint16_t bit = x64_gpr_bit(reg);
+  return bit ? (gprs_written(ri) & bit) != 0 : x64_insn_may_write(&ri->x, reg);
+}
+
+static bool moves_stack(reloc_insn *ri) { return (gprs_written(ri) & X64_GPR_RSP) != 0; }
+
 /* Does rsp keep one value past the prologue: every decoded instruction that
  * moves it, but calls and rets, lies on the straight line from the entry
  * (the prologue's pushes and sub) or is followed by the function's end (the
@@ -436,15 +456,15 @@ static bool frame_fixed(builder *b, uint64_t *from) {
   b->frame.fixed = true;
   b->frame.from = p->entry;
   for (uint64_t a = p->entry; inside(p, a) && p->at[a - p->lo] > 0;) {
-    const x64_insn *in = &p->insns[p->at[a - p->lo] - 1].x;
-    if (in->flow != X64_FLOW_NEXT) break;
-    a += in->len;
-    if (x64_insn_may_move_stack(in)) b->frame.from = a;
+    reloc_insn *ri = &p->insns[p->at[a - p->lo] - 1];
+    if (ri->x.flow != X64_FLOW_NEXT) break;
+    a += ri->x.len;
+    if (moves_stack(ri)) b->frame.from = a;
   }
   for (size_t i = 0; i < p->n && b->frame.fixed; i++) {
     const x64_insn *in = &p->insns[i].x;
     bool prologue = in->addr >= p->entry && in->addr < b->frame.from;
-    bool moves = !is_call(in) && in->flow != X64_FLOW_RET && !prologue && x64_insn_may_move_stack(in);
+    bool moves = !is_call(in) && in->flow != X64_FLOW_RET && !prologue && moves_stack(&p->insns[i]);
     b->frame.fixed = !moves || leaves_after(p, i);
   }
   *from = b->frame.from;
@@ -531,10 +551,10 @@ static struct way_in *ways_cached(builder *b, size_t *n) {
   return b->nways == SIZE_MAX ? NULL : b->ways;
 }
 
-/* Does instruction IN write cell C (a call writes no register: is_call)? */
-static bool writes_cell(x64_insn *in, cell c) {
-  if (c.reg) return !is_call(in) && x64_insn_may_write(in, c.reg);
-  return x64_decode_operands(in) && x64_insn_may_store_to_slot(in, c.slot);
+/* Does instruction RI write cell C (a call writes no register: is_call)? */
+static bool writes_cell(reloc_insn *ri, cell c) {
+  if (c.reg) return !is_call(&ri->x) && writes_reg(ri, c.reg);
+  return x64_decode_operands(&ri->x) && x64_insn_may_store_to_slot(&ri->x, c.slot);
 }
 
 /* The def for instruction I writing cell C: found, or added and classified
@@ -569,7 +589,7 @@ static long def_of(builder *b, size_t i, cell c) {
 static bool way_from(builder *b, cell c, size_t from, bool *seen, size_t *stack, size_t *top) {
   if (seen[from]) return true;
   seen[from] = true;
-  if (!writes_cell(&b->p->insns[from].x, c)) {
+  if (!writes_cell(&b->p->insns[from], c)) {
     stack[(*top)++] = from;
     return true;
   }
@@ -690,7 +710,7 @@ static bool base_of(builder *b, int reg, uint64_t *table, uint64_t *ref) {
   *table = 0;
   for (size_t i = 0; i < p->n; i++) {
     x64_insn *in = &p->insns[i].x;
-    if (is_call(in) || !x64_insn_may_write(in, reg)) continue;
+    if (is_call(in) || !writes_reg(&p->insns[i], reg)) continue;
     uint64_t t, r = in->addr;
     int64_t d;
     if (x64_insn_lea_rip(in, reg, &t) || (reloads(b, in, reg, &d) && holds_table(b, i, (cell){0, d}, &t, &r))) {
@@ -1310,7 +1330,7 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
     }
   } while (b.shared || b.cut);
   for (size_t i = 0; b.frameless_tail && !b.leaves_to_original && i < p->n; i++) /* a ret ends its path */
-    b.leaves_to_original = p->insns[i].x.flow != X64_FLOW_RET && x64_insn_may_move_stack(&p->insns[i].x);
+    b.leaves_to_original = p->insns[i].x.flow != X64_FLOW_RET && moves_stack(&p->insns[i]);
   name_copies_of_tables(p);
   if (sort_insns(p) != LP_OK) goto out;
   p->entry_index = (size_t)p->at[fn->entry - p->lo] - 1;

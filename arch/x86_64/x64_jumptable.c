@@ -8,6 +8,9 @@
 #define SCAN_LIMIT 32    /* instructions walked back from the jmp */
 #define MAX_ENTRIES 4096 /* larger bounds are not believed */
 
+_Static_assert(ZYDIS_REGISTER_RSP - ZYDIS_REGISTER_RAX == 4 && ZYDIS_REGISTER_R15 - ZYDIS_REGISTER_RAX == 15,
+               "x64_gpr_bit's mask: rax .. r15 in order, rsp fifth");
+
 static bool is_reg(const x64_operand *o, int reg) { return o->type == X64_OP_REG && o->reg == reg; }
 
 /* {=== what an instruction may change ===*/
@@ -66,6 +69,18 @@ static bool may_write(const effects *e, int reg) {
 bool x64_insn_may_write(const x64_insn *i, int reg) {
   effects e = effects_of(i);
   return may_write(&e, reg);
+}
+
+uint16_t x64_gpr_bit(int reg) {
+  return reg >= ZYDIS_REGISTER_RAX && reg <= ZYDIS_REGISTER_R15 ? (uint16_t)(1u << (reg - ZYDIS_REGISTER_RAX)) : 0;
+}
+
+uint16_t x64_insn_gprs_written(const x64_insn *i) {
+  effects e = effects_of(i);
+  if (e.everything) return X64_ALL_GPRS;
+  uint16_t gprs = 0;
+  for (unsigned k = 0; k < e.nregs; k++) gprs |= x64_gpr_bit(e.regs[k]);
+  return gprs;
 }
 
 bool x64_insn_may_move_stack(const x64_insn *i) { return x64_insn_may_write(i, ZYDIS_REGISTER_RSP); }

@@ -124,6 +124,16 @@ bool x64_match_jump_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx,
 bool x64_jump_reads_table(const x64_insn *jmp, x64_prev_insn prev, void *ctx, uint64_t *table);
 
 bool x64_insn_may_write(const x64_insn *i, int reg);
+
+/* The general-purpose registers I may write, as x64_insn_may_write answers
+ * for them from one decoding: bit K for ZYDIS_REGISTER_RAX + K (rax .. r15,
+ * widened), all of them for a system call or bytes Zydis refuses.  For a
+ * caller that asks of one instruction again and again (relocate/ keeps it
+ * per instruction). */
+#define X64_ALL_GPRS 0xffffu
+#define X64_GPR_RSP 0x10u /* rsp's bit: the stack pointer */
+uint16_t x64_insn_gprs_written(const x64_insn *i);
+uint16_t x64_gpr_bit(int reg); /* REG's bit there, 0 for a register not of 64 bits */
 bool x64_insn_may_move_stack(const x64_insn *i); /* write rsp: push, sub, a call */
 
 /* Stack slots, [rsp+d] (a table base spilled, relocate/reloc_function.c):
