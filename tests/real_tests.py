@@ -2642,6 +2642,46 @@ def test_strip(ctx, threads, collectors):
     return [(name, probs[:8])]
 
 
+def test_strip_big(ctx):
+    """coverage/strip/big: tests/real/strip_big.c's big(), ~1 750
+    instructions, called 2^20 times under -c coverage,calls: its first
+    copy's plan is kept and its stripped copy made from it (core/breaks.c,
+    STRIP_KEEP_MIN).  --stats says stripped >= 1; the @late line, first run
+    on the last round, long after the strip, is covered, the @never line is
+    not; big and late called as often as by construction; output as
+    natively."""
+    name = 'coverage/strip/big'
+    binary, err = build(ctx, 'strip_big', ['strip_big.c'], ['-O2', '-g', '-Wall'])
+    if err:
+        return [(name, [err])]
+    outdir = os.path.join(ctx.scratch(name), 'out')
+    rounds = 1 << 20
+    cmd = [ctx.lp, 'run', '--stats', '-c', 'coverage,calls', '-o', outdir, '--', binary, str(rounds)]
+    lp = run_in(cmd)
+    probs = same_as_native(run_in([binary, str(rounds)]), lp)
+    m = re.search(rb'stripped=(\d+)', lp[2])
+    if not m or int(m.group(1)) < 1:
+        probs.append('no copy was stripped (%s)' % (m.group(0).decode() if m else 'no stats'))
+    labels = rt.source_labels(os.path.join(REAL, 'strip_big.c'))
+    try:
+        da = lcov_da(os.path.join(outdir, 'coverage.info'))
+        src = next((k[0] for k in da if k[0].endswith('strip_big.c')), '')
+        late, never = da.get((src, labels['late'])), da.get((src, labels['never']))
+        if not late:
+            probs.append('the @late line (%d): DA %s, want covered' % (labels['late'], late))
+        if never != 0:
+            probs.append('the @never line (%d): DA %s, want 0' % (labels['never'], never))
+    except (OSError, ValueError, KeyError) as e:
+        probs.append('coverage.info: %s' % e)
+    calls = load_calls_safe(outdir, probs)
+    expect = {'big': rounds, 'late': 1, 'nothing': 0}
+    if calls is not None:
+        probs += count_problems(module_counts(calls, binary, ctx.syms(binary), list(expect)), expect)
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs[:8])]
+
+
 def home_stats(err):
     """{name: int} of the homed= and home_hits= of lazyprobe's --stats line."""
     return {k.decode(): int(v) for k, v in re.findall(rb'\b(homed|home_hits)=(\d+)', err)}
@@ -2767,6 +2807,7 @@ def jobs(ctx):
     for t, cols in ((1, 'coverage'), (2, 'coverage'), (2, 'coverage,calls')):
         j.append(('coverage/strip/%dthreads/%s' % (t, cols.replace(',', '+')),
                   lambda t=t, c=cols: test_strip(ctx, t, c)))
+    j.append(('coverage/strip/big', lambda: test_strip_big(ctx)))
     for mode in ('run', 'fork', 'threads', 'attach'):
         j.append(('coverage/home/' + mode, lambda m=mode: test_home(ctx, m)))
     j.append(('unwind/gdb_core', lambda: test_gdb_core(ctx)))
