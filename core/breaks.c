@@ -1147,30 +1147,15 @@ static bool take_plan(core_session *s, pmodule *m, long i, reloc_plan **plan, re
 }
 
 /* Keeps PLAN of function I of M, emitted for M, when M's file is in its
- * second process image or later; false (PLAN still the caller's) otherwise. */
-static bool keep_plan(pmodule *m, long i, reloc_plan *plan, const reloc_info *info) {
+ * second process image or later; frees it otherwise. */
+static void keep_plan(pmodule *m, long i, reloc_plan *plan, const reloc_info *info) {
   module_file *f = m->file;
   if (f->images >= 2 && !f->plans) f->plans = calloc(f->module->nfunctions, sizeof *f->plans);
-  if (!plan || f->images < 2 || !f->plans || f->plans[i].plan) return false;
+  if (!plan || f->images < 2 || !f->plans || f->plans[i].plan) {
+    reloc_plan_free(plan);
+    return;
+  }
   f->plans[i] = (cached_plan){plan, *info, m->bias};
-  return true;
-}
-
-/* While stripping (breaks_second_pass), a first copy's plan of at least
- * STRIP_KEEP_MIN instructions stays with its function (fn_state.kept): should
- * it be called STRIP_MIN times, its first stripped copy is measured again
- * from it, not planned again (Lua's interpreter loop, 3 500 instructions:
- * ~10 M tracer instructions).  The smaller ones are planned again: keeping
- * them all would hold memory that the next plans reuse. */
-#define STRIP_KEEP_MIN 1024
-
-static bool keep_for_strips(const core_session *s, pmodule *m, long i, reloc_plan *plan, const reloc_info *info) {
-  kept_plan *k;
-  if (!stripping(s) || info->ninstructions < STRIP_KEEP_MIN || m->fns[i].kept || !(k = malloc(sizeof *k)))
-    return false;
-  *k = (kept_plan){plan, *info};
-  m->fns[i].kept = k;
-  return true;
 }
 
 /* }=== */
@@ -1210,7 +1195,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
       if (cm->file->module->functions[j].size > EAGER_MAX_SIZE || marks_alone(s, cm, j)) continue;
       lp_status st = instrument(s, p, cm, j, depth - 1, NULL, 0);
       if (st != LP_OK) {
-        if (!keep_plan(m, i, plan, &info)) reloc_plan_free(plan);
+        keep_plan(m, i, plan, &info);
         return st;
       }
       s->stats.eager++;
@@ -1237,7 +1222,7 @@ static lp_status instrument(core_session *s, process *p, pmodule *m, long i, int
     int64_t off = reloc_resume_offset(plan, resume[k].orig, resume[k].after_call);
     resume[k].copy = off >= 0 ? dest + (uint64_t)off : 0;
   }
-  if (!keep_plan(m, i, plan, &info) && !keep_for_strips(s, m, i, plan, &info)) reloc_plan_free(plan);
+  keep_plan(m, i, plan, &info);
   if (st == LP_OK) st = core_mem_write(&p->target, dest, copy, size);
   free(copy);
   LP_CHECK(st);
@@ -1314,8 +1299,7 @@ static lp_status first_hit(core_session *s, process *p, pmodule *m, long i, int 
  *   others to the same slots: reports see nothing new.  Again whenever more
  *   of its probes ran since (an eighth more, at least one), at most
  *   MAX_STRIPS times; the plan of the first is kept and measured again for
- *   the next (a large function's first copy's plan is kept from the start:
- *   keep_for_strips).
+ *   the next.
  *
  * The second copy goes in as an entry is patched: its bytes, then the
  * entry's jmp and the first copy's top (its entry probe, which only calls

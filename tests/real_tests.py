@@ -2644,12 +2644,11 @@ def test_strip(ctx, threads, collectors):
 
 def test_strip_big(ctx):
     """coverage/strip/big: tests/real/strip_big.c's big(), ~1 750
-    instructions, called 2^20 times under -c coverage,calls: its first
-    copy's plan is kept and its stripped copy made from it (core/breaks.c,
-    STRIP_KEEP_MIN).  --stats says stripped >= 1; the @late line, first run
-    on the last round, long after the strip, is covered, the @never line is
-    not; big and late called as often as by construction; output as
-    natively."""
+    instructions, 256 blocks, called 2^20 times under -c coverage,calls: a
+    copy without the cover probes that ran replaces its first (core/breaks.c,
+    strip).  --stats says stripped >= 1; the @late line, first run on the
+    last round, long after the strip, is covered, the @never line is not;
+    big and late called as often as by construction; output as natively."""
     name = 'coverage/strip/big'
     binary, err = build(ctx, 'strip_big', ['strip_big.c'], ['-O2', '-g', '-Wall'])
     if err:

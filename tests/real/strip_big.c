@@ -1,10 +1,9 @@
-/* A function of more than a thousand instructions, hot: its first copy's
- * plan is kept (core/breaks.c, STRIP_KEEP_MIN: 1024) and its copy without
- * the cover probes that ran is measured again from that plan, not planned
- * again (test_strip_big).
+/* A function of more than a thousand instructions, hot: under -c
+ * coverage,calls its copy is replaced by one without the cover probes that
+ * ran (core/breaks.c, strip), planned again from its bytes (test_strip_big).
  *
  * big(i) is a chain of 256 steps, each a test of one bit of i and a block
- * that runs when it is set (64 different bits: every step's block runs within
+ * that runs when it is set (12 different bits: every step's block runs within
  * the first 2^12 calls).  main calls it ROUNDS times (argv[1], default 2^20;
  * at least STRIP_MIN, 2^18, before the strip).  The @late line runs on the
  * last round only, long after the strip; the @never line never. */
