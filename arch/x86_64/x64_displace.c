@@ -33,6 +33,25 @@ static bool lands_in_window(const uint8_t *code, size_t size, size_t at, size_t 
   return to > 0 && to < (int64_t)n;
 }
 
+/* Does AT lie strictly inside one of the instructions that run one after
+ * another from CODE's start, up to the first that may not fall through (a
+ * jmp, ret or anything that stops; a call, whose callee may not return; or
+ * bytes that do not decode)?  Those bytes
+ * are that instruction's, every time it runs: what looks like a branch there
+ * is an immediate or a displacement (gcc's `mov $0xfc75, %ecx`), not code
+ * anything jumps to (a compiler never makes instructions overlap).  Where
+ * the run ends earlier, or AT starts one of them, the branch may be real. */
+static bool inside_first_run(const uint8_t *code, size_t size, size_t at) {
+  x64_insn in;
+  for (size_t k = 0; k < size && k <= at;) {
+    if (!x64_decode(code + k, size - k, k, &in)) return false;
+    if (k < at && at < k + in.len) return true;
+    k += in.len;
+    if (in.flow != X64_FLOW_NEXT && in.flow != X64_FLOW_JCC && in.flow != X64_FLOW_JCC_SHORT) return false;
+  }
+  return false;
+}
+
 /* Does a direct branch encoded at some byte of CODE (SIZE bytes) land 1..N-1
  * bytes past its start?  A call does not: calls go to entries.  Read 16
  * bytes at a time for the opcodes (E9 and 0F 8x rel32 everywhere, the rel8
@@ -40,6 +59,10 @@ static bool lands_in_window(const uint8_t *code, size_t size, size_t at, size_t 
  * every function of a module is read when its stubs are written (cc1: 19 MB,
  * ~15 ms with the windows' decoding).
  */
+static bool targets_window(const uint8_t *code, size_t size, size_t at, size_t n) {
+  return lands_in_window(code, size, at, n) && !inside_first_run(code, size, at);
+}
+
 static bool window_targeted(const uint8_t *code, size_t size, size_t n) {
   size_t at = 0, near = REL8_REACH + n;
   const __m128i jmp32 = _mm_set1_epi8((char)0xe9), escape = _mm_set1_epi8(0x0f), jmp8 = _mm_set1_epi8((char)0xeb);
@@ -55,10 +78,10 @@ static bool window_targeted(const uint8_t *code, size_t size, size_t n) {
       is = _mm_or_si128(_mm_or_si128(is, _mm_cmpeq_epi8(_mm_and_si128(b, high), jcc8)),
                         _mm_or_si128(_mm_cmpeq_epi8(b, jmp8), _mm_cmpeq_epi8(_mm_and_si128(b, high6), loop8)));
     for (unsigned mask = (unsigned)_mm_movemask_epi8(is); mask; mask &= mask - 1)
-      if (lands_in_window(code, size, at + (size_t)__builtin_ctz(mask), n)) return true;
+      if (targets_window(code, size, at + (size_t)__builtin_ctz(mask), n)) return true;
   }
   for (; at < size; at++)
-    if (lands_in_window(code, size, at, n)) return true;
+    if (targets_window(code, size, at, n)) return true;
   return false;
 }
 

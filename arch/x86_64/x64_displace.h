@@ -12,7 +12,9 @@
  *   - no direct branch of the function's own bytes lands 1..N-1 bytes past
  *     its entry, N the window's length or 5 (every byte offset read as a
  *     rel8 or rel32 jmp or jcc, a loop or jrcxz: data that looks like one
- *     only costs the wait; calls go to entries);
+ *     only costs the wait, but for bytes inside the instructions that run
+ *     one after another from the entry up to its first jmp, ret or call,
+ *     an immediate's or a displacement's; calls go to entries);
  *   - each instruction falls through, or is a direct jmp or jcc (rewritten
  *     for the copy's address) or a ret; no call (a return address in the
  *     arena, where an unwinder finds no frame) nor anything indirect;

@@ -7,6 +7,7 @@
  * there covers; its first call must wait (else the loop's first jump back
  * lands in the jmp: a crash).  zero() = 0, `xor eax, eax; ret`, 3 bytes: its
  * window ends with its ret, the jmp taking 2 bytes of the padding after it.
+ * masked(x): bytes of an immediate that read as a branch into its window.
  * deref(p) = *p + 1 loads through p first: its
  * window may run elsewhere too, and deref(NULL) faults there.  never() is
  * never called. */
@@ -65,6 +66,23 @@ zero:
         .cfi_endproc
         .size zero, .-zero
         .p2align 4              /* room for the entry's jmp: padding, not another function */
+
+/* masked(x) = x + 0xfc75: the bytes 75 fc of its immediate, 6 bytes past
+ * its entry, read as `jnz -4`, which would land inside the entry's jmp; they
+ * are part of an instruction run from the entry, no branch: its first call
+ * goes on. */
+        .globl masked
+        .type masked, @function
+masked:
+        .cfi_startproc
+        mov %rdi, %rax
+        nop
+        nop
+        mov $0xfc75, %ecx
+        add %rcx, %rax
+        ret
+        .cfi_endproc
+        .size masked, .-masked
 
         .globl deref
         .type deref, @function

@@ -2,7 +2,7 @@
  * loop_head once each, then a fork child calls late, its first call, and
  * ends at once with _exit: what it ran is counted in its own file, whether
  * or not the tracer came to its stub's ring before it ended.  Prints the
- * results (zero's too); never() is only named, not called.  With the argument "fault",
+ * results (zero's and masked's too); never() is only named, not called.  With the argument "fault",
  * deref(NULL) instead, its SIGSEGV handler saying where the fault was. */
 #define _GNU_SOURCE /* REG_RIP */
 #include <signal.h>
@@ -18,6 +18,7 @@ int loop_head(int x, int n);
 long late(long x);
 long deref(const long *p);
 int zero(void);
+long masked(long x);
 long never(long x);
 
 /* Where the fault was, as its handler sees it: deref's first instruction. */
@@ -43,7 +44,7 @@ int main(int argc, char **argv) {
     printf("deref %ld\n", deref(NULL));
     return 0;
   }
-  printf("sum3 %ld zero %d\n", sum3(1, 20, 300), zero());
+  printf("sum3 %ld zero %d masked %ld\n", sum3(1, 20, 300), zero(), masked(1));
   printf("loop_head %d\n", loop_head(3, 1000000));
   fflush(stdout);
   pid_t child = fork();

@@ -4,7 +4,9 @@
  * length and instructions), one whose loop head lies inside the window (a
  * rel8 branch back, and a rel32 one 300 bytes on: 0), a call or a syscall
  * in the window (0), a window ended early by a ret (taken; refused when a
- * branch lands in the bytes the jmp takes after it), memory operands of
+ * branch lands in the bytes the jmp takes after it), bytes that read as a
+ * branch into the window inside an immediate of the instructions run from
+ * the entry (taken) and after a ret or a call (0), memory operands of
  * every kind (allowed: a fault in the copy is moved home); where each
  * instruction lies in a copy; and a window's copy run in this process, which
  * returns what the function does.  No arguments; exit status 0 when all
@@ -56,6 +58,24 @@ int main(void) {
   back = 6 - (300 + 6);
   memcpy(loop32 + 302, &back, 4); /* to +6: past the window */
   CHECK(window(loop32, sizeof loop32, &n) == 6, "a rel32 jcc past the window: %zu", window(loop32, sizeof loop32, &n));
+
+  /* bytes that read as `jnz -4` (75 fc) at +6, landing at +4, inside the window: part of an
+   * immediate of the instructions that run one after another from the entry, they are no
+   * branch; the same bytes after a ret, a jmp or a call may be one */
+  static const uint8_t imm[] = {0x48, 0x89, 0xf8, 0x90, 0x90, /* mov rax, rdi; nop; nop */
+                                0xb9, 0x75, 0xfc, 0x00, 0x00, /* mov ecx, 0xfc75 */
+                                0x01, 0xc8, 0xc3};            /* add eax, ecx; ret */
+  CHECK(window(imm, sizeof imm, &n) == 5 && n == 3, "an immediate that reads as a jnz into the window: %zu",
+        window(imm, sizeof imm, &n));
+  static const uint8_t after_ret[] = {0x48, 0x89, 0xf8, 0x90, 0x90, 0xc3, 0x75, 0xfc, 0xc3}; /* ...; ret; jnz -4 */
+  CHECK(window(after_ret, sizeof after_ret, &n) == 0, "a jnz into the window after a ret");
+  static const uint8_t after_call[] = {0x48, 0x89, 0xf8, 0x90, 0x90, 0xe8, 0, 0, 0, 0, /* ...; call */
+                                       0xb9, 0x75, 0xf7, 0x00, 0x00, 0xc3}; /* 75 f7 at +11: lands at +4 */
+  CHECK(window(after_call, sizeof after_call, &n) == 0, "bytes that read as a jnz into the window after a call");
+  uint8_t at_start[sizeof imm];
+  memcpy(at_start, imm, sizeof imm);
+  memcpy(at_start + 5, "\x75\xfb\x90\x90\x90", 5); /* jnz -5 at +5: an instruction of the run, to +2 */
+  CHECK(window(at_start, sizeof at_start, &n) == 0, "a jnz of the run into the window");
 
   static const uint8_t call[] = {0x53, 0xe8, 0, 0, 0, 0, 0x5b, 0xc3}; /* push rbx; call; pop rbx; ret */
   CHECK(window(call, sizeof call, &n) == 0, "a call in the window");
