@@ -1368,7 +1368,9 @@ def test_went_on(ctx, stripped):
     back by `lazyprobe report -c dump_cover.lua`, says so), and zero's, 3
     bytes (`xor eax, eax; ret`: its window ends with the ret), and masked's (an
     immediate whose bytes read as a jnz into its window: x64_displace.c,
-    inside_first_run) go on too; loop_head's, whose
+    inside_first_run) and via_call's (its window ends with a call, whose
+    callee must see its return address at home: stdout says so) go on too;
+    loop_head's, whose
     loop jumps back 2 bytes past its entry, waits (its note is empty: had it
     gone on, its loop's first jump back would land inside the entry's jmp);
     output as natively; sum3, loop_head, main and late (whose only call is in
@@ -1415,7 +1417,7 @@ def test_went_on(ctx, stripped):
         return [(name, probs + ['dump.json: %s' % e])]
     went_on = 'its first call went on without waiting'
     for fname, want in (('sum3', went_on), ('late', went_on), ('zero', went_on), ('masked', went_on),
-                        ('loop_head', '')):
+                        ('via_call', went_on), ('loop_head', '')):
         if (notes.get(fname) if not stripped else notes.get('fn_%x' % syms[fname])) != want:
             probs.append('%s: note %r, expected %r' % (fname, notes.get(fname), want))
     # deref(NULL) at its first call: the fault, in the copy of its window, is moved home first

@@ -90,6 +90,7 @@ static bool window_targeted(const uint8_t *code, size_t size, size_t n) {
  * copy is moved home by the tracer), direct jmps and jccs, and ret. */
 static bool displaceable(const x64_insn *in) {
   if (in->flow == X64_FLOW_JMP || in->flow == X64_FLOW_JCC) return true;
+  if (in->flow == X64_FLOW_CALL) return true; /* 5 bytes: the window's last (put_call_home) */
   if (in->flow == X64_FLOW_RET) return in->mnemonic == ZYDIS_MNEMONIC_RET; /* not iret, sysret */
   if (in->flow != X64_FLOW_NEXT) return false;
   switch (in->mnemonic) {
@@ -158,11 +159,32 @@ static uint64_t same_address(void *ctx, uint64_t orig) {
   return orig;
 }
 
+/* The direct call CALL, the window's last instruction, as one that returns
+ * home: `push` of the address after it at home (the low half sign-extended,
+ * then the high half written over; no flags changed), `jmp` to its callee.
+ * The callee returns to the rest of the function, and an unwinder finds the
+ * function's own frame there, as natively.  Only the push may fault (the
+ * stack's end): nothing is written then, and home_of moves the thread to the
+ * call at home. */
+static void put_call_home(x64_writer *w, const x64_insn *call) {
+  uint64_t back = call->addr + call->len;
+  uint32_t low = (uint32_t)back, high = (uint32_t)(back >> 32);
+  x64_put_u8(w, 0x68); /* push imm32 */
+  x64_put_bytes(w, &low, 4);
+  x64_put_bytes(w, "\xc7\x44\x24\x04", 4); /* mov dword [rsp+4], imm32 */
+  x64_put_bytes(w, &high, 4);
+  x64_put_jmp_rel32_address(w, call->target);
+}
+
 /* The copy into W, the offset of each instruction in OFFSETS (or NULL). */
 static void put_displaced(x64_writer *w, const x64_insn *in, size_t n, uint64_t resume, size_t *offsets) {
   const x64_targets home = {no_label, same_address, NULL};
   for (size_t k = 0; k < n; k++) {
     if (offsets) offsets[k] = w->offset;
+    if (in[k].flow == X64_FLOW_CALL) {
+      put_call_home(w, &in[k]); /* returns to RESUME itself */
+      return;
+    }
     x64_relocate_insn(w, &in[k], &home);
   }
   x64_put_jmp_rel32_address(w, resume);

@@ -5,8 +5,8 @@
  * marks_alone) need not wait for the tracer at that call: its stub asks, then
  * runs a copy of the instructions the entry's jmp covers (the window: at
  * least 5 bytes, or fewer that end in a ret or jmp, as `xor eax, eax; ret`,
- * whose padding the jmp takes) and jumps to the first one after them
- * (core/stubs.c).  That is safe only where nothing branches into the jmp's
+ * whose padding the jmp takes) and jumps to the first one after them, or
+ * calls from there (core/stubs.c).  That is safe only where nothing branches into the jmp's
  * bytes while it is there, and where what the copy runs cannot tell it runs
  * elsewhere:
  *   - no direct branch of the function's own bytes lands 1..N-1 bytes past
@@ -16,8 +16,11 @@
  *     one after another from the entry up to its first jmp, ret or call,
  *     an immediate's or a displacement's; calls go to entries);
  *   - each instruction falls through, or is a direct jmp or jcc (rewritten
- *     for the copy's address) or a ret; no call (a return address in the
- *     arena, where an unwinder finds no frame) nor anything indirect;
+ *     for the copy's address) or a ret, or a direct call, the window's last:
+ *     copied as a push of the address after it at home and a jmp to its
+ *     callee, which returns to the rest of the function (a return address
+ *     in the arena would be one where an unwinder finds no frame); nothing
+ *     indirect;
  *   - it is one of a few plain instructions (push, mov, lea, arithmetic,
  *     shifts, multiplies, compares, sign extensions, SSE moves and xors,
  *     endbr64).  One that faults in the copy is moved home by the tracer

@@ -8,6 +8,7 @@
  * lands in the jmp: a crash).  zero() = 0, `xor eax, eax; ret`, 3 bytes: its
  * window ends with its ret, the jmp taking 2 bytes of the padding after it.
  * masked(x): bytes of an immediate that read as a branch into its window.
+ * via_call(x): a window that ends with a call.
  * deref(p) = *p + 1 loads through p first: its
  * window may run elsewhere too, and deref(NULL) faults there.  never() is
  * never called. */
@@ -83,6 +84,25 @@ masked:
         ret
         .cfi_endproc
         .size masked, .-masked
+
+/* via_call(x) = where_from(x) + 1: its window ends with the call (push rbx;
+ * call: 6 bytes), whose copy pushes the address after the call at home:
+ * where_from (went_on_main.c) sees its return address inside via_call, as
+ * natively (in a copy of the call it would be in the arena). */
+        .globl via_call
+        .type via_call, @function
+via_call:
+        .cfi_startproc
+        push %rbx
+        .cfi_def_cfa_offset 16
+        .cfi_offset %rbx, -16
+        call where_from
+        add $1, %rax
+        pop %rbx
+        .cfi_def_cfa_offset 8
+        ret
+        .cfi_endproc
+        .size via_call, .-via_call
 
         .globl deref
         .type deref, @function

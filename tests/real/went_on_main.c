@@ -2,7 +2,7 @@
  * loop_head once each, then a fork child calls late, its first call, and
  * ends at once with _exit: what it ran is counted in its own file, whether
  * or not the tracer came to its stub's ring before it ended.  Prints the
- * results (zero's and masked's too); never() is only named, not called.  With the argument "fault",
+ * results (zero's, masked's and via_call's too); never() is only named, not called.  With the argument "fault",
  * deref(NULL) instead, its SIGSEGV handler saying where the fault was. */
 #define _GNU_SOURCE /* REG_RIP */
 #include <signal.h>
@@ -19,7 +19,14 @@ long late(long x);
 long deref(const long *p);
 int zero(void);
 long masked(long x);
+long via_call(long x);
 long never(long x);
+
+/* X when called from via_call's own bytes (its return address there), else -1. */
+long where_from(long x) {
+  uintptr_t back = (uintptr_t)__builtin_return_address(0), at = (uintptr_t)via_call;
+  return back > at && back < at + 16 ? x : -1;
+}
 
 /* Where the fault was, as its handler sees it: deref's first instruction. */
 static void on_segv(int sig, siginfo_t *si, void *context) {
@@ -44,7 +51,7 @@ int main(int argc, char **argv) {
     printf("deref %ld\n", deref(NULL));
     return 0;
   }
-  printf("sum3 %ld zero %d masked %ld\n", sum3(1, 20, 300), zero(), masked(1));
+  printf("sum3 %ld zero %d masked %ld via_call %ld\n", sum3(1, 20, 300), zero(), masked(1), via_call(41));
   printf("loop_head %d\n", loop_head(3, 1000000));
   fflush(stdout);
   pid_t child = fork();

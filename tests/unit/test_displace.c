@@ -2,8 +2,9 @@
  * a function may run elsewhere while its entry holds a jmp.  Hand-assembled
  * functions, each with what it must give: a prologue that may (its window's
  * length and instructions), one whose loop head lies inside the window (a
- * rel8 branch back, and a rel32 one 300 bytes on: 0), a call or a syscall
- * in the window (0), a window ended early by a ret (taken; refused when a
+ * rel8 branch back, and a rel32 one 300 bytes on: 0), a syscall or an
+ * indirect call in the window (0), a direct call that ends it (taken, and
+ * run: its callee returns to the function at home), a window ended early by a ret (taken; refused when a
  * branch lands in the bytes the jmp takes after it), bytes that read as a
  * branch into the window inside an immediate of the instructions run from
  * the entry (taken) and after a ret or a call (0), memory operands of
@@ -78,7 +79,9 @@ int main(void) {
   CHECK(window(at_start, sizeof at_start, &n) == 0, "a jnz of the run into the window");
 
   static const uint8_t call[] = {0x53, 0xe8, 0, 0, 0, 0, 0x5b, 0xc3}; /* push rbx; call; pop rbx; ret */
-  CHECK(window(call, sizeof call, &n) == 0, "a call in the window");
+  CHECK(window(call, sizeof call, &n) == 6 && n == 2, "a call that ends the window: %zu", window(call, sizeof call, &n));
+  static const uint8_t icall[] = {0x53, 0xff, 0xd0, 0x90, 0x90, 0x5b, 0xc3}; /* push rbx; call rax */
+  CHECK(window(icall, sizeof icall, &n) == 0, "an indirect call in the window");
   static const uint8_t load[] = {0x48, 0x8b, 0x07, 0x48, 0x83, 0xc0, 0x01, 0xc3}; /* mov rax, [rdi]; add rax, 1; ret */
   CHECK(window(load, sizeof load, &n) == 7 && n == 2, "a load through rdi: window %zu", window(load, sizeof load, &n));
   static const uint8_t moffs[] = {0x48, 0xa1, 1, 2, 3, 4, 5, 6, 7, 8, 0xc3}; /* mov rax, [moffs64] */
@@ -130,6 +133,27 @@ int main(void) {
   memset(page, 0xcc, len); /* the entry no longer holds them */
   long (*f)(long, long, long) = (long (*)(long, long, long))(void *)(page + 2048);
   CHECK(f(100, 20, 3) == 123, "the copy's sum: %ld", f(100, 20, 3));
+
+  /* A window that ends with a call, run: push rbx; mov ebx, edi; call g, whose copy pushes the
+   * address after the call at home, where g returns: add eax, ebx; pop rbx; ret. */
+  static const uint8_t calls_g[] = {0x53, 0x89, 0xfb, 0xe8, 0, 0, 0, 0, 0x01, 0xd8, 0x5b, 0xc3};
+  static const uint8_t g[] = {0x8d, 0x47, 0x0a, 0xc3}; /* lea eax, [rdi+10]; ret */
+  memset(page, 0xcc, 4096);
+  memcpy(page, calls_g, sizeof calls_g);
+  memcpy(page + 64, g, sizeof g);
+  int32_t rel = 64 - 8;
+  memcpy(page + 4, &rel, 4);
+  len = x64_displace_window(page, sizeof calls_g, (uintptr_t)page, in, &n);
+  CHECK(len == 8 && n == 3 && x64_writer_init(&w, page + 2048, (uintptr_t)page + 2048, 0) == LP_OK,
+        "window ended by a call: %zu", len);
+  x64_put_displaced(&w, in, n, (uintptr_t)page + len);
+  CHECK(x64_writer_flush(&w) == LP_OK && w.offset <= X64_DISPLACED_MAX_SIZE &&
+            w.offset == x64_displaced_layout(in, n, offsets) && offsets[2] == 3,
+        "copy with the call written: %zu bytes", w.offset);
+  x64_writer_clear(&w);
+  memset(page, 0xcc, len);
+  long (*h)(long) = (long (*)(long))(void *)(page + 2048);
+  CHECK(h(7) == 24, "the copy's call returned home: %ld", h(7));
 
   printf("%s: %d checks, %d failures\n", name, checks, failures);
   return failures != 0;
