@@ -82,7 +82,7 @@ def workloads(only):
         W["sqlite"] = dict(dir=d, exe=os.path.join(d, "speedtest1"), gcov=os.path.join(d, "speedtest1-gcov"),
                            test=["--memdb", "--verify", "--size", "50"],
                            train=["--memdb", "--verify", "--size", "25"],
-                           norm=lambda b: re.sub(rb"[0-9]+\.[0-9]+s", b"Ts", b))
+                           norm=lambda b: re.sub(rb" *[0-9]+\.[0-9]+s", b" Ts", b))  # padded to the width
     if "xz" in only:
         d = os.path.join(C3, "xz")
         test, train = os.path.join(d, "in-test.txt"), os.path.join(d, "in-train.txt")
