@@ -2601,6 +2601,24 @@ def lcov_da(path):
     return da
 
 
+def late_and_never(outdir, source):
+    """The problems of OUTDIR's coverage.info with tests/real/SOURCE's @late
+    line (it must be covered) and its @never line (it must not)."""
+    labels = rt.source_labels(os.path.join(REAL, source))
+    try:
+        da = lcov_da(os.path.join(outdir, 'coverage.info'))
+    except (OSError, ValueError) as e:
+        return ['coverage.info: %s' % e]
+    src = next((k[0] for k in da if k[0].endswith(source)), '')
+    late, never = da.get((src, labels['late'])), da.get((src, labels['never']))
+    probs = []
+    if not late:
+        probs.append('the @late line (%d): DA %s, want covered' % (labels['late'], late))
+    if never != 0:
+        probs.append('the @never line (%d): DA %s, want 0' % (labels['never'], never))
+    return probs
+
+
 def test_strip(ctx, threads, collectors):
     """coverage/strip/Tthreads/COLLECTORS: a hot function's covered probes are
     left out of a second copy (tests/real/retree.c, last()): --stats says
@@ -2625,17 +2643,7 @@ def test_strip(ctx, threads, collectors):
     if not m or int(m.group(1)) + home < 1:  # coverage alone: last() may go home before a strip
         probs.append('no copy was stripped%s (%s)' % ('' if 'calls' in collectors else ' and none went home',
                                                       m.group(0) if m else 'no stats'))
-    labels = rt.source_labels(os.path.join(REAL, 'retree.c'))
-    try:
-        da = lcov_da(os.path.join(outdir, 'coverage.info'))
-        src = [k[0] for k in da if k[0].endswith('retree.c')]
-        late, never = da.get((src[0] if src else '', labels['late'])), da.get((src[0] if src else '', labels['never']))
-        if not late:
-            probs.append('the @late line (%d): DA %s, want covered' % (labels['late'], late))
-        if never != 0:
-            probs.append('the @never line (%d): DA %s, want 0' % (labels['never'], never))
-    except (OSError, ValueError, KeyError) as e:
-        probs.append('coverage.info: %s' % e)
+    probs += late_and_never(outdir, 'retree.c')
     if 'calls' in collectors:
         calls = load_calls_safe(outdir, probs)
         n = threads * rounds
@@ -2666,17 +2674,7 @@ def test_strip_big(ctx):
     m = re.search(rb'stripped=(\d+)', lp[2])
     if not m or int(m.group(1)) < 1:
         probs.append('no copy was stripped (%s)' % (m.group(0).decode() if m else 'no stats'))
-    labels = rt.source_labels(os.path.join(REAL, 'strip_big.c'))
-    try:
-        da = lcov_da(os.path.join(outdir, 'coverage.info'))
-        src = next((k[0] for k in da if k[0].endswith('strip_big.c')), '')
-        late, never = da.get((src, labels['late'])), da.get((src, labels['never']))
-        if not late:
-            probs.append('the @late line (%d): DA %s, want covered' % (labels['late'], late))
-        if never != 0:
-            probs.append('the @never line (%d): DA %s, want 0' % (labels['never'], never))
-    except (OSError, ValueError, KeyError) as e:
-        probs.append('coverage.info: %s' % e)
+    probs += late_and_never(outdir, 'strip_big.c')
     calls = load_calls_safe(outdir, probs)
     expect = {'big': rounds, 'late': 1, 'nothing': 0}
     if calls is not None:
