@@ -35,19 +35,23 @@ static bool lands_in_window(const uint8_t *code, size_t size, size_t at, size_t 
 
 /* Does AT lie strictly inside one of the instructions that run one after
  * another from CODE's start, up to the first that may not fall through (a
- * jmp, ret or anything that stops; a call, whose callee may not return; or
- * bytes that do not decode)?  Those bytes
- * are that instruction's, every time it runs: what looks like a branch there
- * is an immediate or a displacement (gcc's `mov $0xfc75, %ecx`), not code
- * anything jumps to (a compiler never makes instructions overlap).  Where
- * the run ends earlier, or AT starts one of them, the branch may be real. */
+ * jmp, ret or anything that stops; an indirect call, or a call into the
+ * function's own bytes: `call 1f` over data whose address it pushes; or
+ * bytes that do not decode)?  Those bytes are that instruction's, every time
+ * it runs: what looks like a branch there is an immediate or a displacement
+ * (gcc's `mov $0xfc75, %ecx`), not code anything jumps to (a compiler never
+ * makes instructions overlap, and what follows a call to another function
+ * is code even where the callee does not return).  Where the run ends
+ * earlier, or AT starts one of them, the branch may be real. */
 static bool inside_first_run(const uint8_t *code, size_t size, size_t at) {
   x64_insn in;
   for (size_t k = 0; k < size && k <= at;) {
-    if (!x64_decode(code + k, size - k, k, &in)) return false;
+    if (!x64_decode(code + k, size - k, k, &in)) return false; /* at address 0: targets are offsets */
     if (k < at && at < k + in.len) return true;
     k += in.len;
-    if (in.flow != X64_FLOW_NEXT && in.flow != X64_FLOW_JCC && in.flow != X64_FLOW_JCC_SHORT) return false;
+    bool goes_on = in.flow == X64_FLOW_NEXT || in.flow == X64_FLOW_JCC || in.flow == X64_FLOW_JCC_SHORT ||
+                   (in.flow == X64_FLOW_CALL && in.target >= size); /* outside: another function */
+    if (!goes_on) return false;
   }
   return false;
 }

@@ -13,7 +13,8 @@
  *     its entry, N the window's length or 5 (every byte offset read as a
  *     rel8 or rel32 jmp or jcc, a loop or jrcxz: data that looks like one
  *     only costs the wait, but for bytes inside the instructions that run
- *     one after another from the entry up to its first jmp, ret or call,
+ *     one after another from the entry, through calls of other functions,
+ *     up to its first jmp, ret, indirect call or call into its own bytes:
  *     an immediate's or a displacement's; calls go to entries);
  *   - each instruction falls through, or is a direct jmp or jcc (rewritten
  *     for the copy's address) or a ret, or a direct call, the window's last:

@@ -7,7 +7,8 @@
  * run: its callee returns to the function at home), a window ended early by a ret (taken; refused when a
  * branch lands in the bytes the jmp takes after it), bytes that read as a
  * branch into the window inside an immediate of the instructions run from
- * the entry (taken) and after a ret or a call (0), memory operands of
+ * the entry (taken, after a call of another function too) and after a ret
+ * or a call into the function's own bytes (0), memory operands of
  * every kind (allowed: a fault in the copy is moved home); where each
  * instruction lies in a copy; and a window's copy run in this process, which
  * returns what the function does.  No arguments; exit status 0 when all
@@ -70,9 +71,14 @@ int main(void) {
         window(imm, sizeof imm, &n));
   static const uint8_t after_ret[] = {0x48, 0x89, 0xf8, 0x90, 0x90, 0xc3, 0x75, 0xfc, 0xc3}; /* ...; ret; jnz -4 */
   CHECK(window(after_ret, sizeof after_ret, &n) == 0, "a jnz into the window after a ret");
-  static const uint8_t after_call[] = {0x48, 0x89, 0xf8, 0x90, 0x90, 0xe8, 0, 0, 0, 0, /* ...; call */
-                                       0xb9, 0x75, 0xf7, 0x00, 0x00, 0xc3}; /* 75 f7 at +11: lands at +4 */
-  CHECK(window(after_call, sizeof after_call, &n) == 0, "bytes that read as a jnz into the window after a call");
+  uint8_t after_call[] = {0x48, 0x89, 0xf8, 0x90, 0x90, 0xe8, 0, 0, 0, 0, /* ...; call +10 */
+                          0xb9, 0x75, 0xf7, 0x00, 0x00, 0xc3}; /* 75 f7 at +11: lands at +4 */
+  CHECK(window(after_call, sizeof after_call, &n) == 0,
+        "bytes that read as a jnz into the window after a call into the function (over data)");
+  memcpy(after_call + 6, "\x00\x10\x00\x00", 4); /* call +0x100a: another function */
+  CHECK(window(after_call, sizeof after_call, &n) == 5,
+        "an immediate that reads as a jnz into the window after a call of another function: %zu",
+        window(after_call, sizeof after_call, &n));
   uint8_t at_start[sizeof imm];
   memcpy(at_start, imm, sizeof imm);
   memcpy(at_start + 5, "\x75\xfb\x90\x90\x90", 5); /* jnz -5 at +5: an instruction of the run, to +2 */
