@@ -42,6 +42,7 @@
 #include "reloc.h"
 #include "reloc_unwind.h"
 #include "session_internal.h"
+#include "x64_displace.h"
 
 #define JMP_REL32 0xe9
 #define JMP_REL32_SIZE 5
@@ -236,7 +237,8 @@ static bool marks_alone(core_session *s, pmodule *m, long i) {
 }
 
 bool breaks_marks_at_once(core_session *s, pmodule *m, long i) {
-  return !s->opt.attach && m->file->module->functions[i].part == CORE_NO_PART && first_call_tells_all(s, m);
+  return !s->opt.attach && (m->file->module->functions[i].part == CORE_NO_PART || m->fns[i].part_watched) &&
+         first_call_tells_all(s, m);
 }
 
 /* The slot that marks function I of M run, reserved now (at 0) if it has none. */
@@ -1672,6 +1674,81 @@ static lp_status watch_part(process *p, pmodule *m, long i) {
   static const uint8_t brk = INT3;
   for (size_t k = 0; st == LP_OK && k < n; k++) st = core_mem_write(&p->target, h[k].addr, &brk, 1);
   free(h);
+  return st;
+}
+
+/* Writes an int3 at each of the N addresses AT (sorted) of P, one read and
+ * one write of /proc/PID/mem for each run of them within SPAN bytes. */
+static lp_status write_int3s(process *p, const uint64_t *at, size_t n) {
+  static uint8_t span[SPAN];
+  for (size_t i = 0, j; i < n; i = j) {
+    for (j = i + 1; j < n && at[j] - at[i] < SPAN; j++) continue;
+    size_t len = (size_t)(at[j - 1] - at[i]) + 1;
+    LP_CHECK(core_mem_read(&p->target, at[i], span, len));
+    for (size_t k = i; k < j; k++) span[at[k] - at[i]] = INT3;
+    LP_CHECK(core_mem_write(&p->target, at[i], span, len));
+  }
+  return LP_OK;
+}
+
+/* Where function I of M may jump into its other part J: every byte of I
+ * read as a direct jmp or jcc landing past J's start (x64_branches_into: the
+ * real jumps and perhaps bytes of other instructions), kept as J's side
+ * entries when each starts an instruction of J's linear decode (an int3 may
+ * go there; one that no jump reaches is met only by J's own run, which marks
+ * J as a jump would).  False when they do not, or without memory. */
+static bool scan_part(const pmodule *m, long i, long j) {
+  side_entries *se = side_slot(m->file, j);
+  if (!se) return false;
+  if (!se->scanned) {
+    const core_function *fn = &m->file->module->functions[i], *part = &m->file->module->functions[j];
+    size_t avail;
+    const uint8_t *code = core_module_code(m->file->module, fn->addr, &avail);
+    int64_t off[MAX_SIDE_ENTRIES];
+    size_t n = code && fn->size <= avail
+                   ? x64_branches_into(code, fn->size, (int64_t)(part->addr + 1 - fn->addr),
+                                       (int64_t)(part->addr + part->size - fn->addr), off, MAX_SIDE_ENTRIES)
+                   : MAX_SIDE_ENTRIES;
+    if (n >= MAX_SIDE_ENTRIES) return false; /* sides_of decodes it, then, at its first call */
+    uint64_t at[MAX_SIDE_ENTRIES];
+    for (size_t k = 0; k < n; k++) at[k] = fn->addr + (uint64_t)off[k] + m->bias;
+    set_sides(se, m, at, n);
+  }
+  return part_watchable(m, j);
+}
+
+lp_status breaks_watch_parts(core_session *s, process *p, pmodule *m) {
+  const core_module *mod = m->file->module;
+  if (s->opt.attach || !first_call_tells_all(s, m)) return LP_OK;
+  home_probe *h = NULL;
+  size_t n = 0;
+  lp_status st = LP_OK;
+  for (size_t i = 0; st == LP_OK && i < mod->nfunctions; i++) {
+    uint32_t j = mod->functions[i].part, slot;
+    if (j == CORE_NO_PART || !m->fns[i].stub || m->fns[j].stub || m->fns[j].state != SHM_NOT_RUN ||
+        !scan_part(m, (long)i, j) || (st = mark_slot(p, m, j, &slot)) != LP_OK)
+      continue;
+    const side_entries *se = side_slot(m->file, j);
+    home_probe *more = realloc(h, (n + se->n + 1) * sizeof *h);
+    if (!more) {
+      st = lp_fail("out of memory");
+      break;
+    }
+    h = more;
+    for (uint32_t k = 0; k < se->n; k++)
+      if (!k || se->at[k] != se->at[k - 1])
+        h[n++] = (home_probe){se->at[k] + m->bias, slot, (uint32_t)(m - p->mods), original_byte(m, se->at[k]),
+                              false, j + 1};
+    m->fns[i].part_watched = true;
+  }
+  if (st == LP_OK && n) st = keep_home_probes(p, h, n); /* sorts H */
+  uint64_t *at = st == LP_OK && n ? malloc(n * sizeof *at) : NULL;
+  for (size_t k = 0; at && k < n; k++) at[k] = h[k].addr;
+  if (st == LP_OK && n) st = at ? write_int3s(p, at, n) : lp_fail("out of memory");
+  free(at);
+  free(h);
+  if (st != LP_OK)
+    for (size_t i = 0; i < mod->nfunctions; i++) m->fns[i].part_watched = false;
   return st;
 }
 

@@ -43,6 +43,8 @@ typedef struct fn_state {
   bool entered_inside; /* a copy branches into its first 5 bytes: never a jmp there */
   bool second_looked;  /* considered for re-placing its arcs (breaks.c, once) */
   bool stub;           /* its entry is a jmp to its stub (stubs.c), not an int3 */
+  bool part_watched;   /* where it jumps into its other part, home probes from the start
+                          (breaks_watch_parts): its first call may go on too */
   bool go_on;          /* its stub goes on to a copy of its first instructions
                           at once: its first call does not wait (stubs.c) */
   uint8_t nstrips;     /* copies made without the cover probes that ran (breaks.c) */
@@ -299,9 +301,14 @@ bool breaks_may_jump(const pmodule *m, long i);
  * are listed in a counters file (they take their names). */
 lp_status breaks_link_unnamed_parts(core_session *s, module_file *file, uint64_t bias);
 /* Is a first call all that is asked of function I of M, and may it go on
- * without waiting (no other part to watch, not attached)?  Its stub then
- * need not wait for the tracer (stubs_arm). */
+ * without waiting (no other part, or one watched from the start; not
+ * attached)?  Its stub then need not wait for the tracer (stubs_arm). */
 bool breaks_marks_at_once(core_session *s, pmodule *m, long i);
+/* Before M's stubs are written: for each function whose first call is all
+ * that is asked, that has a stub and an other part without one (gcc's
+ * NAME.cold), home probes where it may jump into that part, put now, so
+ * that its first call need not wait for them (fn_state.part_watched). */
+lp_status breaks_watch_parts(core_session *s, process *p, pmodule *m);
 /* Function I of M ran, its stub went on: marked so in the counters file
  * alone (its process has ended or is let go: its memory is not written). */
 void breaks_mark_in_file(core_session *s, process *p, pmodule *m, long i);

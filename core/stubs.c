@@ -134,6 +134,8 @@ lp_status stubs_arm(core_session *s, process *p, pmodule *m) {
   if (!p->stubs) return LP_OK;
   size_t n = m->file->module->nfunctions;
   for (size_t i = 0; i < n; i++) m->fns[i].stub = m->fns[i].state == SHM_NOT_RUN && breaks_may_jump(m, (long)i);
+  if (breaks_watch_parts(s, p, m) != LP_OK) /* their first calls wait */
+    fprintf(stderr, "lazyprobe: %s: parts not watched: %s\n", m->file->path, lp_error());
   if (write_stubs(s, p, m) == LP_OK) return LP_OK;
   for (size_t i = 0; i < n; i++) m->fns[i].stub = m->fns[i].go_on = false;
   return LP_ERR;

@@ -1321,9 +1321,10 @@ def test_cold_marked(ctx, stripped):
     under -c coverage alone (run_tests.marked_problems): every function is
     marked run at its first call, no copy made, and hot.cold, which only hot's
     jumps enter past its start, is marked when a thread first meets the int3
-    watching where hot jumps into it (core/breaks.c, watch_part): the functions
-    counted run are exactly those callgrind ran, and hot.cold's row says 1,
-    "marked".  Under relocation its count
+    watching where hot jumps into it (core/breaks.c, breaks_watch_parts: put
+    before anything runs, so that hot's first call goes on without waiting,
+    its note says so): the functions counted run are exactly those callgrind
+    ran, and hot.cold's row says 1, "marked".  Under relocation its count
     came from its entry alone: 0.  Stripped (the parts linked by their jumps),
     all but the C runtime's frame_dummy and its neighbours, which have no FDE
     and so lie in no function called at its start: they run unseen, marked or
@@ -1357,6 +1358,16 @@ def test_cold_marked(ctx, stripped):
             probs.append('hot.cold: %s in coverage-nolines.txt, expected (1, marked)' % (cold,))
     except (OSError, KeyError) as e:
         probs.append(str(e))
+    marked = os.path.join(workdir, 'marked')
+    subprocess.run([ctx.lp, 'report', '-c', os.path.join(rt.TEST_COLLECTORS, 'dump_cover.lua'), marked],
+                   capture_output=True)
+    try:
+        hot = ctx.syms(plain if stripped else binary)['hot']
+        note = {f.get('address'): f.get('note') for f in rt.exe_functions(rt.load_dump(marked), binary)}.get(hot)
+        if note != 'its first call went on without waiting':  # hot.cold watched from the start
+            probs.append("hot: note %r, expected its first call gone on (its part watched from the start)" % note)
+    except (OSError, ValueError, KeyError) as e:
+        probs.append('dump.json: %s' % e)
     return [(name, probs)]
 
 

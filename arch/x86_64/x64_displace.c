@@ -3,6 +3,7 @@
 #include "x64_displace.h"
 
 #include <emmintrin.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "x64_relocator.h"
@@ -17,20 +18,54 @@ static int32_t rel32_at(const uint8_t *p) {
   return rel;
 }
 
-/* Does the rel8 jmp, jcc, loop or jrcxz or the rel32 jmp or jcc possibly
- * encoded at CODE[AT] (SIZE bytes in all) land 1..N-1 bytes past CODE? */
-static bool lands_in_window(const uint8_t *code, size_t size, size_t at, size_t n) {
+/* Where the rel8 jmp, jcc, loop or jrcxz or the rel32 jmp or jcc possibly
+ * encoded at CODE[AT] (SIZE bytes in all) lands, an offset from CODE, in
+ * *TO; false when none is encoded there. */
+static bool branch_at(const uint8_t *code, size_t size, size_t at, int64_t *to) {
   uint8_t b = code[at];
-  int64_t to;
   if (at + 2 <= size && ((b >= 0x70 && b <= 0x7f) || b == 0xeb || (b >= 0xe0 && b <= 0xe3)))
-    to = (int64_t)at + 2 + (int8_t)code[at + 1];
+    *to = (int64_t)at + 2 + (int8_t)code[at + 1];
   else if (b == 0xe9 && at + 5 <= size)
-    to = (int64_t)at + 5 + rel32_at(code + at + 1);
+    *to = (int64_t)at + 5 + rel32_at(code + at + 1);
   else if (b == 0x0f && at + 6 <= size && (code[at + 1] & 0xf0) == 0x80)
-    to = (int64_t)at + 6 + rel32_at(code + at + 2);
+    *to = (int64_t)at + 6 + rel32_at(code + at + 2);
   else
     return false;
-  return to > 0 && to < (int64_t)n;
+  return true;
+}
+
+/* Calls VISIT(CTX, AT, TO) for each byte offset AT of CODE (SIZE bytes) where
+ * a direct branch may be encoded (branch_at), the rel8 forms only in
+ * [NEAR_LO, NEAR_HI) (beyond, they cannot reach where the caller looks),
+ * until one returns true; whether one did.  The opcodes are looked for 16
+ * bytes at a time (SSE2): every function of a module is read when its stubs
+ * are written (cc1: 19 MB, ~15 ms with the windows' decoding). */
+typedef bool (*branch_visit)(void *ctx, size_t at, int64_t to);
+
+static bool scan_branches(const uint8_t *code, size_t size, size_t near_lo, size_t near_hi, branch_visit visit,
+                          void *ctx) {
+  size_t at = 0;
+  int64_t to;
+  const __m128i jmp32 = _mm_set1_epi8((char)0xe9), escape = _mm_set1_epi8(0x0f), jmp8 = _mm_set1_epi8((char)0xeb);
+  const __m128i high = _mm_set1_epi8((char)0xf0), jcc32 = _mm_set1_epi8((char)0x80), jcc8 = _mm_set1_epi8(0x70);
+  const __m128i high6 = _mm_set1_epi8((char)0xfc), loop8 = _mm_set1_epi8((char)0xe0);
+  for (; at + 17 <= size; at += 16) {
+    __m128i b = _mm_loadu_si128((const __m128i *)(code + at));
+    __m128i next = _mm_loadu_si128((const __m128i *)(code + at + 1));
+    __m128i is =
+        _mm_or_si128(_mm_cmpeq_epi8(b, jmp32),
+                     _mm_and_si128(_mm_cmpeq_epi8(b, escape), _mm_cmpeq_epi8(_mm_and_si128(next, high), jcc32)));
+    if (at + 16 > near_lo && at < near_hi)
+      is = _mm_or_si128(_mm_or_si128(is, _mm_cmpeq_epi8(_mm_and_si128(b, high), jcc8)),
+                        _mm_or_si128(_mm_cmpeq_epi8(b, jmp8), _mm_cmpeq_epi8(_mm_and_si128(b, high6), loop8)));
+    for (unsigned mask = (unsigned)_mm_movemask_epi8(is); mask; mask &= mask - 1) {
+      size_t k = at + (size_t)__builtin_ctz(mask);
+      if (branch_at(code, size, k, &to) && visit(ctx, k, to)) return true;
+    }
+  }
+  for (; at < size; at++)
+    if (branch_at(code, size, at, &to) && visit(ctx, at, to)) return true;
+  return false;
 }
 
 /* Does AT lie strictly inside one of the instructions that run one after
@@ -57,36 +92,55 @@ static bool inside_first_run(const uint8_t *code, size_t size, size_t at) {
 }
 
 /* Does a direct branch encoded at some byte of CODE (SIZE bytes) land 1..N-1
- * bytes past its start?  A call does not: calls go to entries.  Read 16
- * bytes at a time for the opcodes (E9 and 0F 8x rel32 everywhere, the rel8
- * forms in the first REL8_REACH + N bytes: beyond, they cannot reach back):
- * every function of a module is read when its stubs are written (cc1: 19 MB,
- * ~15 ms with the windows' decoding).
- */
-static bool targets_window(const uint8_t *code, size_t size, size_t at, size_t n) {
-  return lands_in_window(code, size, at, n) && !inside_first_run(code, size, at);
+ * bytes past its start, but for bytes inside the first run's instructions?
+ * A call does not: calls go to entries. */
+typedef struct window_scan {
+  const uint8_t *code;
+  size_t size, n;
+} window_scan;
+
+static bool into_window(void *ctx, size_t at, int64_t to) {
+  const window_scan *w = ctx;
+  return to > 0 && to < (int64_t)w->n && !inside_first_run(w->code, w->size, at);
 }
 
 static bool window_targeted(const uint8_t *code, size_t size, size_t n) {
-  size_t at = 0, near = REL8_REACH + n;
-  const __m128i jmp32 = _mm_set1_epi8((char)0xe9), escape = _mm_set1_epi8(0x0f), jmp8 = _mm_set1_epi8((char)0xeb);
-  const __m128i high = _mm_set1_epi8((char)0xf0), jcc32 = _mm_set1_epi8((char)0x80), jcc8 = _mm_set1_epi8(0x70);
-  const __m128i high6 = _mm_set1_epi8((char)0xfc), loop8 = _mm_set1_epi8((char)0xe0);
-  for (; at + 17 <= size; at += 16) {
-    __m128i b = _mm_loadu_si128((const __m128i *)(code + at));
-    __m128i next = _mm_loadu_si128((const __m128i *)(code + at + 1));
-    __m128i is =
-        _mm_or_si128(_mm_cmpeq_epi8(b, jmp32),
-                     _mm_and_si128(_mm_cmpeq_epi8(b, escape), _mm_cmpeq_epi8(_mm_and_si128(next, high), jcc32)));
-    if (at < near)
-      is = _mm_or_si128(_mm_or_si128(is, _mm_cmpeq_epi8(_mm_and_si128(b, high), jcc8)),
-                        _mm_or_si128(_mm_cmpeq_epi8(b, jmp8), _mm_cmpeq_epi8(_mm_and_si128(b, high6), loop8)));
-    for (unsigned mask = (unsigned)_mm_movemask_epi8(is); mask; mask &= mask - 1)
-      if (targets_window(code, size, at + (size_t)__builtin_ctz(mask), n)) return true;
-  }
-  for (; at < size; at++)
-    if (targets_window(code, size, at, n)) return true;
+  window_scan w = {code, size, n};
+  return scan_branches(code, size, 0, REL8_REACH + n, into_window, &w);
+}
+
+/* x64_branches_into's places, collected. */
+typedef struct into_scan {
+  int64_t lo, hi;
+  int64_t *out;
+  size_t n, max;
+} into_scan;
+
+static bool collect_into(void *ctx, size_t at, int64_t to) {
+  (void)at;
+  into_scan *c = ctx;
+  if (to < c->lo || to >= c->hi) return false;
+  for (size_t k = 0; k < c->n && k < c->max; k++)
+    if (c->out[k] == to) return false;
+  if (c->n < c->max) c->out[c->n] = to;
+  c->n++;
   return false;
+}
+
+static int by_offset(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+size_t x64_branches_into(const uint8_t *code, size_t size, int64_t lo, int64_t hi, int64_t *out, size_t max) {
+  into_scan c = {lo, hi, out, 0, max};
+  int64_t near_lo = lo - REL8_REACH, near_hi = hi + REL8_REACH; /* where a rel8 branch can land in [lo, hi) */
+  if (near_hi > 0 && near_lo < (int64_t)size)
+    scan_branches(code, size, near_lo > 0 ? (size_t)near_lo : 0, (size_t)near_hi, collect_into, &c);
+  else
+    scan_branches(code, size, 0, 0, collect_into, &c);
+  qsort(out, c.n < max ? c.n : max, sizeof *out, by_offset);
+  return c.n;
 }
 
 /* Can IN run in a copy at another address?  A few plain instructions

@@ -48,6 +48,14 @@
  * first instructions cannot run elsewhere. */
 size_t x64_displace_window(const uint8_t *code, size_t size, uint64_t addr, x64_insn out[X64_DISPLACE_MAX], size_t *n);
 
+/* The distinct places in [LO, HI) (offsets from CODE, which may lie before
+ * it) where a direct jmp or jcc possibly encoded at some byte of CODE (SIZE
+ * bytes: a function's) lands, sorted, the first MAX into OUT; returns how
+ * many there are.  Every real one is among them, and so may be bytes of
+ * other instructions that read as one: where a function jumps into its
+ * other part (core/breaks.c watches those places from the start). */
+size_t x64_branches_into(const uint8_t *code, size_t size, int64_t lo, int64_t hi, int64_t *out, size_t max);
+
 /* Writes the N instructions of a window rewritten for W's address, then a
  * jmp to RESUME (the entry + the window's length). */
 void x64_put_displaced(x64_writer *w, const x64_insn *in, size_t n, uint64_t resume);
