@@ -1696,25 +1696,28 @@ static lp_status write_int3s(process *p, const uint64_t *at, size_t n) {
  * real jumps and perhaps bytes of other instructions), kept as J's side
  * entries when each starts an instruction of J's linear decode (an int3 may
  * go there; one that no jump reaches is met only by J's own run, which marks
- * J as a jump would).  False when they do not, or without memory. */
+ * J as a jump would).  False when they do not (J's side entries are then
+ * found as before, by sides_of, when asked), or without memory. */
 static bool scan_part(const pmodule *m, long i, long j) {
   side_entries *se = side_slot(m->file, j);
   if (!se) return false;
-  if (!se->scanned) {
-    const core_function *fn = &m->file->module->functions[i], *part = &m->file->module->functions[j];
-    size_t avail;
-    const uint8_t *code = core_module_code(m->file->module, fn->addr, &avail);
-    int64_t off[MAX_SIDE_ENTRIES];
-    size_t n = code && fn->size <= avail
-                   ? x64_branches_into(code, fn->size, (int64_t)(part->addr + 1 - fn->addr),
-                                       (int64_t)(part->addr + part->size - fn->addr), off, MAX_SIDE_ENTRIES)
-                   : MAX_SIDE_ENTRIES;
-    if (n >= MAX_SIDE_ENTRIES) return false; /* sides_of decodes it, then, at its first call */
-    uint64_t at[MAX_SIDE_ENTRIES];
-    for (size_t k = 0; k < n; k++) at[k] = fn->addr + (uint64_t)off[k] + m->bias;
-    set_sides(se, m, at, n);
-  }
-  return part_watchable(m, j);
+  if (se->scanned) return part_watchable(m, j);
+  const core_function *fn = &m->file->module->functions[i], *part = &m->file->module->functions[j];
+  size_t avail;
+  const uint8_t *code = core_module_code(m->file->module, fn->addr, &avail);
+  if (!code || fn->size > avail) return false;
+  int64_t off[MAX_SIDE_ENTRIES];
+  size_t n = x64_branches_into(code, fn->size, (int64_t)(part->addr + 1 - fn->addr),
+                               (int64_t)(part->addr + part->size - fn->addr), off, MAX_SIDE_ENTRIES);
+  if (n >= MAX_SIDE_ENTRIES) return false;
+  uint64_t at[MAX_SIDE_ENTRIES];
+  for (size_t k = 0; k < n; k++) at[k] = fn->addr + (uint64_t)off[k] + m->bias;
+  reloc_cfi cfi;
+  reloc_function_desc desc = function_desc(m, part, &cfi);
+  if (n && !reloc_starts_insns(&desc, desc.lo, desc.hi, at, n)) return false;
+  set_sides(se, m, at, n);
+  se->watchable = 1;
+  return true;
 }
 
 lp_status breaks_watch_parts(core_session *s, process *p, pmodule *m) {
