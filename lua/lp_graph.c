@@ -21,7 +21,10 @@
  * report's time, and lazyprobe.line_counts, branch_counts and graph_columns,
  * which read the graphs here directly (lp_graph_pending), never need them.  The userdata
  * holds copies, not pointers into the counters files, so a collector may
- * keep a run table after the call that received it. */
+ * keep a run table after the call that received it.  The same metatable
+ * gives address_hex, and note where it is "", when read: a function table
+ * then has eight fields at most, a hash part of eight nodes (gcc's report,
+ * 47 724 functions: 152 -> 129 ms). */
 #include "lp_graph.h"
 
 #include <lauxlib.h>
@@ -524,9 +527,32 @@ static void materialize(lua_State *L, int fn, int graphs) {
   lua_settop(L, keys - 1);
 }
 
-/* __index(f, key) for f's graph fields: the graphs are upvalue 1. */
+/* Pushes f.address_hex for the function table at index FN: "0x" and its
+ * address in hex, lower case. */
+static void push_address_hex(lua_State *L, int fn) {
+  lua_getfield(L, fn, "address");
+  uint64_t v = (uint64_t)lua_tointeger(L, -1);
+  lua_pop(L, 1);
+  char buf[19], *at = buf + sizeof buf; /* "0x" and 16 digits at most */
+  do *--at = "0123456789abcdef"[v & 15];
+  while (v >>= 4);
+  *--at = 'x';
+  *--at = '0';
+  lua_pushlstring(L, at, (size_t)(buf + sizeof buf - at));
+}
+
+/* __index(f, key) for f's fields made when read: its graph's (the graphs
+ * are upvalue 1), address_hex, and note when it is "". */
 static int fn_index(lua_State *L) {
   const char *key = lua_type(L, 2) == LUA_TSTRING ? lua_tostring(L, 2) : "";
+  if (!strcmp(key, "address_hex")) {
+    push_address_hex(L, 1);
+    return 1;
+  }
+  if (!strcmp(key, "note")) {
+    lua_pushliteral(L, "");
+    return 1;
+  }
   if (strcmp(key, "blocks") && strcmp(key, "edges") && strcmp(key, "calls") && strcmp(key, "flow_error")) return 0;
   materialize(L, 1, lua_upvalueindex(1));
   lua_pushvalue(L, 2);
@@ -542,10 +568,14 @@ static int fn_next(lua_State *L) {
   return 1;
 }
 
-/* __pairs(f): the graph made tables first, then a raw next. */
+/* __pairs(f): the fields made when read made first, then a raw next. */
 static int fn_pairs(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   materialize(L, 1, lua_upvalueindex(1));
+  push_address_hex(L, 1);
+  set_unless_present(L, 1, "address_hex");
+  lua_pushliteral(L, "");
+  set_unless_present(L, 1, "note");
   lua_pushcfunction(L, fn_next);
   lua_pushvalue(L, 1);
   lua_pushnil(L);

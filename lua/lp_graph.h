@@ -112,7 +112,8 @@ void lp_graph_forget_files(lp_graph *g);
 
 /* Gives the function table at index FN graph ID of the graphs at index
  * GRAPHS: f.blocks, f.edges, f.calls and f.flow_error become Lua tables when
- * first read or when f is iterated with pairs. */
+ * first read or when f is iterated with pairs; f.address_hex, and f.note
+ * where the table has none (""), are made when read too. */
 void lp_graph_attach(lua_State *L, int fn, int graphs, uint32_t id);
 
 /* The graph of the function table at index FN when it is still only in C
