@@ -1727,9 +1727,9 @@ lp_status breaks_watch_parts(core_session *s, process *p, pmodule *m) {
   size_t n = 0;
   lp_status st = LP_OK;
   for (size_t i = 0; st == LP_OK && i < mod->nfunctions; i++) {
-    uint32_t j = mod->functions[i].part, slot;
+    uint32_t j = mod->functions[i].part;
     if (j == CORE_NO_PART || !m->fns[i].stub || m->fns[j].stub || m->fns[j].state != SHM_NOT_RUN ||
-        !scan_part(m, (long)i, j) || (st = mark_slot(p, m, j, &slot)) != LP_OK)
+        !scan_part(m, (long)i, j))
       continue;
     const side_entries *se = side_slot(m->file, j);
     home_probe *more = realloc(h, (n + se->n + 1) * sizeof *h);
@@ -1740,8 +1740,8 @@ lp_status breaks_watch_parts(core_session *s, process *p, pmodule *m) {
     h = more;
     for (uint32_t k = 0; k < se->n; k++)
       if (!k || se->at[k] != se->at[k - 1])
-        h[n++] = (home_probe){se->at[k] + m->bias, slot, (uint32_t)(m - p->mods), original_byte(m, se->at[k]),
-                              false, j + 1};
+        h[n++] = (home_probe){se->at[k] + m->bias, SHM_NONE, (uint32_t)(m - p->mods), original_byte(m, se->at[k]),
+                              false, j + 1}; /* its slot when met: mark_ran's (the table's pages not touched now) */
     m->fns[i].part_watched = true;
   }
   if (st == LP_OK && n) st = keep_home_probes(p, h, n); /* sorts H */
@@ -1836,7 +1836,7 @@ static lp_status on_home_probe(core_session *s, process *p, home_probe *h, pid_t
                                struct user_regs_struct *regs) {
   uint64_t at = h->addr; /* mark_ran may grow the homes */
   if (!h->met) {
-    shm_slots(&p->counters)[h->slot] = 1;
+    if (h->slot != SHM_NONE) shm_slots(&p->counters)[h->slot] = 1;
     LP_CHECK(core_mem_write(&p->target, h->addr, &h->byte, 1));
     h->met = true;
     s->stats.home_hits++;
