@@ -210,7 +210,10 @@ static lp_status leave_native(core_session *s, process *p, pmodule *m, long i, c
  * part, if it has one (gcc's NAME.cold, entered by its jumps, anywhere), gets
  * a one-shot int3 where it jumps into that part (a home probe naming the
  * part, watch_part): the first a thread meets marks the part run as its
- * first call would have (mark_ran: the others go).  Under attach a thread may already be in a part: parts are
+ * first call would have (mark_ran: the others go).  Where the part has no
+ * stub of its own (a cold part), those int3s are put when the stubs are
+ * written (breaks_watch_parts), so that the function's first call need not
+ * wait for them.  Under attach a thread may already be in a part: parts are
  * relocated there. */
 
 static lp_status watch_part(process *p, pmodule *m, long i);

@@ -1,5 +1,5 @@
-/* x64_displace.c — a function's first instructions copied to run elsewhere
- * (see x64_displace.h). */
+/* x64_displace.c — a function's first instructions copied to run elsewhere,
+ * and where its bytes read as direct branches land (see x64_displace.h). */
 #include "x64_displace.h"
 
 #include <emmintrin.h>
