@@ -28,6 +28,7 @@
 #include "lp_graph.h"
 
 #include <lauxlib.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -598,7 +599,8 @@ void lp_graph_attach(lua_State *L, int fn, int graphs, uint32_t id) {
     lua_setfield(L, -2, "__graphs"); /* for lp_graph_pending */
     lua_pushvalue(L, -1);
     lua_setiuservalue(L, graphs, 1);
-    lua_newtable(L);
+    lp_graph *g = lua_touserdata(L, graphs);
+    lua_createtable(L, 0, g->fns_cap < INT_MAX ? (int)g->fns_cap : 0); /* ids: every function, pending */
     lua_setiuservalue(L, graphs, 2);
   }
   lua_setmetatable(L, fn);

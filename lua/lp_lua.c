@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <lauxlib.h>
+#include <limits.h>
 #include <lua.h>
 #include <lualib.h>
 #include <stdio.h>
@@ -466,33 +467,58 @@ static void add_seen(lua_State *L, lp_graph *g, int fns, lua_Integer n, uint32_t
   if (!lp_graph_merge(g, (uint32_t)n - 1, file, (uint32_t)(f - shm_functions(c)))) luaL_error(L, "out of memory");
 }
 
+/* The keys of a function table and the strings its state and binding
+ * take, pushed once by l_push_run (lua_setfield and lua_pushstring find
+ * each string again in Lua's table of strings: gcc's report sets six to
+ * eight fields on each of 47 724 tables). */
+enum fn_key { F_NAME, F_MODULE, F_ADDRESS, F_SIZE, F_COUNT, F_STATE, F_NOTE, F_BINDING, F_STATES };
+#define F_BINDINGS (F_STATES + (int)NSTATES)
+#define F_NKEYS (F_BINDINGS + 3)
+
+static void push_fn_keys(lua_State *L) {
+  static const char *names[F_STATES] = {"name", "module", "address", "size", "count", "state", "note", "binding"};
+  static const char *bindings[3] = {"global", "weak", "local"};
+  luaL_checkstack(L, F_NKEYS + LUA_MINSTACK, "run table");
+  for (int k = 0; k < F_STATES; k++) lua_pushstring(L, names[k]);
+  for (size_t k = 0; k < NSTATES; k++) lua_pushstring(L, state_names[k]);
+  for (int k = 0; k < 3; k++) lua_pushstring(L, bindings[k]);
+}
+
+/* t[KEYS[KEY]] = the value on top, T the table under it. */
+static void set_key(lua_State *L, int keys, int key) {
+  lua_pushvalue(L, keys + key);
+  lua_insert(L, -2);
+  lua_rawset(L, -3);
+}
+
 /* Pushes the table of a function seen first in C; its module's path is at
- * index MODULE.  Eight fields at most, so that its hash part has eight
- * nodes, not sixteen (gcc's report: 47 724 functions): address_hex, and
- * note when it is "", come from its metatable (lp_graph_attach). */
-static void push_function(lua_State *L, const shm_counters *c, const shm_function *f, int module) {
+ * index MODULE, push_fn_keys' strings from index KEYS.  Eight fields at
+ * most, so that its hash part has eight nodes, not sixteen (gcc's report:
+ * 47 724 functions): address_hex, and note when it is "", come from its
+ * metatable (lp_graph_attach). */
+static void push_function(lua_State *L, const shm_counters *c, const shm_function *f, int module, int keys) {
   uint32_t state = f->state < NSTATES ? f->state : 0;
   const char *note = shm_note(c, f);
   lua_createtable(L, 0, 8);
   lua_pushstring(L, shm_string(c, f->name));
-  lua_setfield(L, -2, "name");
+  set_key(L, keys, F_NAME);
   lua_pushvalue(L, module);
-  lua_setfield(L, -2, "module");
+  set_key(L, keys, F_MODULE);
   lua_pushinteger(L, (lua_Integer)f->addr);
-  lua_setfield(L, -2, "address");
+  set_key(L, keys, F_ADDRESS);
   lua_pushinteger(L, (lua_Integer)f->size);
-  lua_setfield(L, -2, "size");
+  set_key(L, keys, F_SIZE);
   lua_pushinteger(L, (lua_Integer)shm_fn_slot_value(c, f, f->slot));
-  lua_setfield(L, -2, "count");
-  lua_pushstring(L, state_names[state]);
-  lua_setfield(L, -2, "state");
+  set_key(L, keys, F_COUNT);
+  lua_pushvalue(L, keys + F_STATES + (int)state);
+  set_key(L, keys, F_STATE);
   if (*note) {
     lua_pushstring(L, note);
-    lua_setfield(L, -2, "note");
+    set_key(L, keys, F_NOTE);
   }
   if (f->binding >= 1 && f->binding <= 3) {
-    lua_pushstring(L, (const char *[]){"global", "weak", "local"}[f->binding - 1]);
-    lua_setfield(L, -2, "binding");
+    lua_pushvalue(L, keys + F_BINDINGS + (int)f->binding - 1);
+    set_key(L, keys, F_BINDING);
   }
 }
 
@@ -567,13 +593,16 @@ static int l_push_run(lua_State *L) {
   lua_setfield(L, -2, "calls");
   lua_setfield(L, -2, "probes");
 
-  lua_newtable(L); /* functions */
+  size_t most = 0; /* functions, before merging: the list's size, at most */
+  for (size_t f = 0; f < nfiles; f++) most += files[f].header->nfunctions;
+  lua_createtable(L, most < INT_MAX ? (int)most : 0, 0); /* functions */
   int fns_list = lua_gettop(L);
   lua_newtable(L); /* index: module path -> { address -> position in functions } */
   int index = lua_gettop(L);
   lua_pushnil(L); /* the path of the module of the function at hand */
   lua_pushnil(L); /* and its addresses in the index */
-  int module = index + 1, by_address = index + 2;
+  int module = index + 1, by_address = index + 2, keys = index + 3;
+  push_fn_keys(L);
   lua_Integer n = 0;
   for (size_t k = 0; k < nfiles; k++) {
     const shm_counters *c = &files[k];
@@ -590,7 +619,7 @@ static int l_push_run(lua_State *L) {
         lua_replace(L, module);
         if (lua_rawget(L, index) == LUA_TNIL) {
           lua_pop(L, 1);
-          lua_newtable(L);
+          lua_createtable(L, 0, (int)mods[module_id].nfunctions);
           lua_pushvalue(L, module);
           lua_pushvalue(L, -2);
           lua_rawset(L, index);
@@ -608,7 +637,7 @@ static int l_push_run(lua_State *L) {
       lua_rawseti(L, by_address, address);
       uint32_t id;
       if (!lp_graph_add(g, (uint32_t)k, i, &id)) return luaL_error(L, "out of memory");
-      push_function(L, c, &fns[i], module);
+      push_function(L, c, &fns[i], module, keys);
       lp_graph_attach(L, -1, graphs, id); /* id == n - 1 */
       lua_rawseti(L, fns_list, n);
     }
