@@ -82,11 +82,14 @@ function lcov.tracefile(run, source)
   local files = {} -- the functions of each source file
   local stats = { functions = 0, functions_hit = 0, lines = 0, lines_hit = 0, branches = 0,
                   branches_hit = 0, records = 0, nolines = {}, native = {}, runs = {} }
+  local has_lines = {} -- by module, asked once: none of gcc's cc1's 45 000 functions has lines
   for _, f in ipairs(graph.sorted_functions(run)) do
     if f.state == "native" then
       stats.native[#stats.native + 1] = f
     else
-      local entry_file, entry_line = sources:add(f)
+      if has_lines[f.module] == nil then has_lines[f.module] = source.lines(f.module, 0, 0) ~= nil end
+      local entry_file, entry_line
+      if has_lines[f.module] then entry_file, entry_line = sources:add(f) end
       local runs = runs_of(f, source)
       if entry_file then
         local fe = file_entry(files, entry_file)

@@ -58,7 +58,8 @@ local function mock_library(outdir, line_tables, real_files)
       return out
     end
   end
-  local lines = lib.lines or function() return nil, "no line table" end
+  lib.lines = lib.lines or function() return nil, "no line table" end
+  local lines = lib.lines
   function lib.line_counts(f) return ref.line_counts(lines, f) end
   -- a mock function's code: its conditional branches are those of its blocks with a taken edge
   function lib.conditional_branches(f)
