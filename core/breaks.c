@@ -1727,7 +1727,7 @@ lp_status breaks_watch_parts(core_session *s, process *p, pmodule *m) {
   const core_module *mod = m->file->module;
   if (s->opt.attach || !first_call_tells_all(s, m)) return LP_OK;
   home_probe *h = NULL;
-  size_t n = 0;
+  size_t n = 0, cap = 0;
   lp_status st = LP_OK;
   for (size_t i = 0; st == LP_OK && i < mod->nfunctions; i++) {
     uint32_t j = mod->functions[i].part;
@@ -1735,12 +1735,15 @@ lp_status breaks_watch_parts(core_session *s, process *p, pmodule *m) {
         !scan_part(m, (long)i, j))
       continue;
     const side_entries *se = side_slot(m->file, j);
-    home_probe *more = realloc(h, (n + se->n + 1) * sizeof *h);
-    if (!more) {
-      st = lp_fail("out of memory");
-      break;
+    if (n + se->n > cap) {
+      cap = 2 * (n + se->n);
+      home_probe *more = realloc(h, cap * sizeof *h);
+      if (!more) {
+        st = lp_fail("out of memory");
+        break;
+      }
+      h = more;
     }
-    h = more;
     for (uint32_t k = 0; k < se->n; k++)
       if (!k || se->at[k] != se->at[k - 1])
         h[n++] = (home_probe){se->at[k] + m->bias, SHM_NONE, (uint32_t)(m - p->mods), original_byte(m, se->at[k]),

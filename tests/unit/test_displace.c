@@ -85,7 +85,8 @@ int main(void) {
   CHECK(window(at_start, sizeof at_start, &n) == 0, "a jnz of the run into the window");
 
   static const uint8_t call[] = {0x53, 0xe8, 0, 0, 0, 0, 0x5b, 0xc3}; /* push rbx; call; pop rbx; ret */
-  CHECK(window(call, sizeof call, &n) == 6 && n == 2, "a call that ends the window: %zu", window(call, sizeof call, &n));
+  CHECK(window(call, sizeof call, &n) == 6 && n == 2, "a call that ends the window: %zu",
+        window(call, sizeof call, &n));
   static const uint8_t icall[] = {0x53, 0xff, 0xd0, 0x90, 0x90, 0x5b, 0xc3}; /* push rbx; call rax */
   CHECK(window(icall, sizeof icall, &n) == 0, "an indirect call in the window");
   static const uint8_t load[] = {0x48, 0x8b, 0x07, 0x48, 0x83, 0xc0, 0x01, 0xc3}; /* mov rax, [rdi]; add rax, 1; ret */
