@@ -1610,9 +1610,26 @@ static lp_status keep_home_probes(process *p, home_probe *h, size_t n) {
   return LP_OK;
 }
 
+/* Keeps the N home probes H in P's homes (sorting H) and writes their
+ * int3s: one read and one write of /proc/PID/mem for each run of them
+ * within SPAN bytes (python3's 2 948 watched parts, one write each, cost
+ * ~30 ms). */
+static lp_status put_homes(process *p, home_probe *h, size_t n) {
+  static uint8_t span[SPAN];
+  if (!n) return LP_OK;
+  LP_CHECK(keep_home_probes(p, h, n));
+  for (size_t i = 0, j; i < n; i = j) {
+    for (j = i + 1; j < n && h[j].addr - h[i].addr < SPAN; j++) continue;
+    size_t len = (size_t)(h[j - 1].addr - h[i].addr) + 1;
+    LP_CHECK(core_mem_read(&p->target, h[i].addr, span, len));
+    for (size_t k = i; k < j; k++) span[h[k].addr - h[i].addr] = INT3;
+    LP_CHECK(core_mem_write(&p->target, h[i].addr, span, len));
+  }
+  return LP_OK;
+}
+
 /* Writes an int3 on the first byte of each block of SF (function I of M)
- * whose probe has not run, one read and one write of the bytes they span,
- * and keeps them in P's homes. */
+ * whose probe has not run, and keeps them in P's homes. */
 static lp_status put_home_probes(process *p, pmodule *m, const shm_function *sf) {
   const shm_counters *c = &p->counters;
   const shm_block *blocks = shm_blocks(c) + sf->first_block;
@@ -1621,22 +1638,21 @@ static lp_status put_home_probes(process *p, pmodule *m, const shm_function *sf)
   if (!n) return LP_OK;
   home_probe *h = malloc(n * sizeof *h);
   if (!h) return lp_fail("out of memory");
-  uint64_t lo = UINT64_MAX, hi = 0;
-  for (uint32_t b = 0, k = 0; b < sf->nblocks; b++) {
-    if (blocks[b].slot == SHM_NONE || shm_slot_value(c, blocks[b].slot)) continue;
-    uint64_t at = blocks[b].addr + m->bias;
-    h[k++] = (home_probe){at, blocks[b].slot, (uint32_t)(m - p->mods), original_byte(m, blocks[b].addr), false, 0};
-    lo = at < lo ? at : lo;
-    hi = at + 1 > hi ? at + 1 : hi;
-  }
-  lp_status st = keep_home_probes(p, h, n);
-  uint8_t *bytes = st == LP_OK ? malloc(hi - lo) : NULL;
-  if (st == LP_OK) st = bytes ? core_mem_read(&p->target, lo, bytes, hi - lo) : lp_fail("out of memory");
-  for (size_t k = 0; st == LP_OK && k < n; k++) bytes[h[k].addr - lo] = INT3;
-  if (st == LP_OK) st = core_mem_write(&p->target, lo, bytes, hi - lo);
-  free(bytes);
+  for (uint32_t b = 0, k = 0; b < sf->nblocks; b++)
+    if (blocks[b].slot != SHM_NONE && !shm_slot_value(c, blocks[b].slot))
+      h[k++] = (home_probe){blocks[b].addr + m->bias, blocks[b].slot, (uint32_t)(m - p->mods),
+                            original_byte(m, blocks[b].addr), false, 0};
+  lp_status st = put_homes(p, h, n);
   free(h);
   return st;
+}
+
+/* Does each of the N run-time addresses AT (sorted) start an instruction of
+ * a linear decode of function J of M, so that an int3 may go there? */
+static bool starts_insns_of(const pmodule *m, long j, const uint64_t *at, size_t n) {
+  reloc_cfi cfi;
+  reloc_function_desc code = function_desc(m, &m->file->module->functions[j], &cfi);
+  return !n || reloc_starts_insns(&code, code.lo, code.hi, at, n);
 }
 
 /* Whether part J of M may be watched: each place its other part jumps into
@@ -1647,14 +1663,19 @@ static bool part_watchable(const pmodule *m, long j) {
   if (!sides_of(m, j)) return false;
   side_entries *se = side_slot(m->file, j); /* the one sides_of filled */
   if (!se->watchable) {
-    reloc_cfi cfi;
-    reloc_function_desc code = function_desc(m, &m->file->module->functions[j], &cfi);
     uint64_t *at = se->n ? malloc(se->n * sizeof *at) : NULL;
     for (uint32_t k = 0; at && k < se->n; k++) at[k] = se->at[k] + m->bias;
-    se->watchable = !se->n || (at && reloc_starts_insns(&code, code.lo, code.hi, at, se->n)) ? 1 : 2;
+    se->watchable = (!se->n || at) && starts_insns_of(m, j, at, se->n) ? 1 : 2;
     free(at);
   }
   return se->watchable == 1;
+}
+
+/* A home probe of P at link-time LINK in part J of M: no slot of its own,
+ * the part is marked run when a thread meets it (on_home_probe, mark_ran). */
+static home_probe part_probe(const process *p, const pmodule *m, uint64_t link, long j) {
+  return (home_probe){link + m->bias, SHM_NONE, (uint32_t)(m - p->mods), original_byte(m, link), false,
+                      (uint32_t)j + 1};
 }
 
 /* Function I of M was marked run: where it jumps into its other part, not
@@ -1663,35 +1684,17 @@ static lp_status watch_part(process *p, pmodule *m, long i) {
   long j = m->file->module->functions[i].part;
   const side_entries *se = sides_of(m, j);
   if (m->fns[j].state != SHM_NOT_RUN || !se || !se->n) return LP_OK;
-  uint32_t slot;
-  LP_CHECK(mark_slot(p, m, j, &slot));
   home_probe *h = malloc(se->n * sizeof *h);
   if (!h) return lp_fail("out of memory");
   size_t n = 0;
   for (uint32_t k = 0; k < se->n; k++) {
     uint64_t at = se->at[k] + m->bias;
     if ((k && se->at[k] == se->at[k - 1]) || home_at(p, at)) continue;
-    h[n++] = (home_probe){at, slot, (uint32_t)(m - p->mods), original_byte(m, se->at[k]), false, (uint32_t)j + 1};
+    h[n++] = part_probe(p, m, se->at[k], j);
   }
-  lp_status st = keep_home_probes(p, h, n);
-  static const uint8_t brk = INT3;
-  for (size_t k = 0; st == LP_OK && k < n; k++) st = core_mem_write(&p->target, h[k].addr, &brk, 1);
+  lp_status st = put_homes(p, h, n);
   free(h);
   return st;
-}
-
-/* Writes an int3 at each of the N addresses AT (sorted) of P, one read and
- * one write of /proc/PID/mem for each run of them within SPAN bytes. */
-static lp_status write_int3s(process *p, const uint64_t *at, size_t n) {
-  static uint8_t span[SPAN];
-  for (size_t i = 0, j; i < n; i = j) {
-    for (j = i + 1; j < n && at[j] - at[i] < SPAN; j++) continue;
-    size_t len = (size_t)(at[j - 1] - at[i]) + 1;
-    LP_CHECK(core_mem_read(&p->target, at[i], span, len));
-    for (size_t k = i; k < j; k++) span[at[k] - at[i]] = INT3;
-    LP_CHECK(core_mem_write(&p->target, at[i], span, len));
-  }
-  return LP_OK;
 }
 
 /* Where function I of M may jump into its other part J: every byte of I
@@ -1715,9 +1718,7 @@ static bool scan_part(const pmodule *m, long i, long j) {
   if (n >= MAX_SIDE_ENTRIES) return false;
   uint64_t at[MAX_SIDE_ENTRIES];
   for (size_t k = 0; k < n; k++) at[k] = fn->addr + (uint64_t)off[k] + m->bias;
-  reloc_cfi cfi;
-  reloc_function_desc desc = function_desc(m, part, &cfi);
-  if (n && !reloc_starts_insns(&desc, desc.lo, desc.hi, at, n)) return false;
+  if (!starts_insns_of(m, j, at, n)) return false;
   set_sides(se, m, at, n);
   se->watchable = 1;
   return true;
@@ -1745,16 +1746,10 @@ lp_status breaks_watch_parts(core_session *s, process *p, pmodule *m) {
       h = more;
     }
     for (uint32_t k = 0; k < se->n; k++)
-      if (!k || se->at[k] != se->at[k - 1])
-        h[n++] = (home_probe){se->at[k] + m->bias, SHM_NONE, (uint32_t)(m - p->mods), original_byte(m, se->at[k]),
-                              false, j + 1}; /* its slot when met: mark_ran's (the table's pages not touched now) */
+      if (!k || se->at[k] != se->at[k - 1]) h[n++] = part_probe(p, m, se->at[k], j);
     m->fns[i].part_watched = true;
   }
-  if (st == LP_OK && n) st = keep_home_probes(p, h, n); /* sorts H */
-  uint64_t *at = st == LP_OK && n ? malloc(n * sizeof *at) : NULL;
-  for (size_t k = 0; at && k < n; k++) at[k] = h[k].addr;
-  if (st == LP_OK && n) st = at ? write_int3s(p, at, n) : lp_fail("out of memory");
-  free(at);
+  if (st == LP_OK) st = put_homes(p, h, n);
   free(h);
   if (st != LP_OK)
     for (size_t i = 0; i < mod->nfunctions; i++) m->fns[i].part_watched = false;
@@ -1842,7 +1837,7 @@ static lp_status on_home_probe(core_session *s, process *p, home_probe *h, pid_t
                                struct user_regs_struct *regs) {
   uint64_t at = h->addr; /* mark_ran may grow the homes */
   if (!h->met) {
-    if (h->slot != SHM_NONE) shm_slots(&p->counters)[h->slot] = 1;
+    if (!h->part) shm_slots(&p->counters)[h->slot] = 1; /* a block's; a part is marked below */
     LP_CHECK(core_mem_write(&p->target, h->addr, &h->byte, 1));
     h->met = true;
     s->stats.home_hits++;

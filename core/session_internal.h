@@ -159,8 +159,8 @@ typedef struct cover_probe {
  * gone home, whose cover probe had not run (breaks.c). */
 typedef struct home_probe {
   uint64_t addr;          /* run-time */
-  uint32_t slot;          /* the block's cover slot, set when a thread meets it (SHM_NONE: a
-                             part's, whose slot mark_ran reserves and sets) */
+  uint32_t slot;          /* the block's cover slot, set when a thread meets it (SHM_NONE for a
+                             part's: mark_ran marks the part) */
   uint32_t module;        /* index in process.mods */
   uint8_t byte;           /* the original byte under it */
   bool met;               /* a thread met it: the byte is back */
