@@ -69,6 +69,8 @@ typedef struct x64_insn {
                            the others once x64_decode_operands is asked */
   uint8_t nops;         /* visible operands kept in op[] (at most 2) */
   x64_operand op[2];
+  bool quick;           /* decoded by x64_quick.c's table (whose questions about
+                           it need no decoding by Zydis: x64_quick.h) */
 } x64_insn;
 
 /* Decodes one instruction at run-time address ADDR from CODE (AVAIL bytes

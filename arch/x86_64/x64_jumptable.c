@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "x64_quick.h"
 #include "x64_zydis.h"
 
 #define SCAN_LIMIT 32    /* instructions walked back from the jmp */
@@ -76,6 +77,7 @@ uint16_t x64_gpr_bit(int reg) {
 }
 
 uint16_t x64_insn_gprs_written(const x64_insn *i) {
+  if (i->quick) return x64_quick_gprs_written(i);
   effects e = effects_of(i);
   if (e.everything) return X64_ALL_GPRS;
   uint16_t gprs = 0;

@@ -8,8 +8,10 @@
  * call rel, ret, int3 and ud2; with no prefix but REX and 66.  Left to Zydis
  * (false): anything with another prefix, a RIP-relative operand, an
  * indirect jmp or call or a shift (their operands are wanted at once), and
- * every opcode not in the tables.  tests/unit/test_decode.c checks every
- * field against Zydis over whole binaries and random bytes. */
+ * every opcode not in the tables.  The general-purpose registers such an
+ * instruction writes are read from its bytes when asked (x64_quick_gprs_written).
+ * tests/unit/test_decode.c checks every field, and those registers, against
+ * Zydis over whole binaries and random bytes. */
 #include "x64_quick.h"
 
 #include <string.h>
@@ -171,6 +173,73 @@ static size_t modrm_length(const uint8_t *code, size_t avail, size_t at, uint8_t
   return at + n <= avail ? n : 0;
 }
 
+/* {=== the general-purpose registers an instruction of the table writes ===*/
+
+enum { RAX = 1u << 0, RSP = 1u << 4, ALL_GPRS = 0xffffu };
+/* what a call may change besides rsp: the caller-saved registers (SysV ABI):
+ * rax, rcx, rdx, rsi, rdi, r8-r11 */
+#define CALLER_SAVED 0x0fc7u
+
+/* Register number N (REX bit included) as a bit; a byte register 4-7 without
+ * a REX prefix is ah, ch, dh or bh: part of rax .. rbx. */
+static uint16_t gpr(unsigned n, bool byte, bool rex) {
+  if (byte && !rex && n >= 4 && n < 8) n -= 4;
+  return (uint16_t)(1u << n);
+}
+
+/* What x64_insn_gprs_written says of the instruction the table decoded from
+ * OPCODE (TWO: after 0F) with REX prefix byte REX (0: none) and ModRM byte
+ * MODRM (for the shapes that have one), as Zydis's operands would say it: the
+ * registers an operand writes (conditionally, for cmovcc), widened; rsp for
+ * push, pop, call and ret; a call's clobbers; everything for int3. */
+static uint16_t gprs_written(bool two, uint8_t opcode, uint8_t rex, uint8_t modrm) {
+  bool has_rex = rex != 0, mem = modrm >> 6 != 3;
+  unsigned reg = ((modrm >> 3) & 7) | (rex & 4 ? 8u : 0u), rm = (modrm & 7) | (rex & 1 ? 8u : 0u);
+  unsigned opreg = (opcode & 7) | (rex & 1 ? 8u : 0u), group = (modrm >> 3) & 7;
+  if (two) {
+    if (opcode >= 0x40 && opcode <= 0x4f) return gpr(reg, false, has_rex);  /* cmovcc */
+    if (opcode >= 0x90 && opcode <= 0x9f) return mem ? 0 : gpr(rm, true, has_rex); /* setcc */
+    if (opcode == 0xaf || opcode == 0xb6 || opcode == 0xb7 || opcode == 0xbe || opcode == 0xbf)
+      return gpr(reg, false, has_rex); /* imul, movzx, movsx */
+    return 0;                          /* jcc, ud2, nop */
+  }
+  if (opcode < 0x40) { /* the ALU ops: cmp writes nothing */
+    bool byte = (opcode & 1) == 0;
+    if (opcode >> 3 == 7) return 0;
+    switch (opcode & 7) {
+    case 0: case 1: return mem ? 0 : gpr(rm, byte, has_rex);
+    case 2: case 3: return gpr(reg, byte, has_rex);
+    default: return RAX;
+    }
+  }
+  if (opcode >= 0x50 && opcode <= 0x57) return RSP;
+  if (opcode >= 0x58 && opcode <= 0x5f) return RSP | gpr(opreg, false, has_rex);
+  if (opcode >= 0xb0 && opcode <= 0xbf) return gpr(opreg, opcode < 0xb8, has_rex);
+  switch (opcode) {
+  case 0x63: case 0x69: case 0x6b: case 0x8b: case 0x8d: return gpr(reg, false, has_rex);
+  case 0x8a: return gpr(reg, true, has_rex);
+  case 0x68: case 0x6a: case 0xc3: return RSP;
+  case 0x80: case 0x81: case 0x83: return group == 7 || mem ? 0 : gpr(rm, opcode == 0x80, has_rex);
+  case 0x88: case 0x89: case 0xc6: case 0xc7: return mem ? 0 : gpr(rm, opcode == 0x88 || opcode == 0xc6, has_rex);
+  case 0xcc: return ALL_GPRS;
+  case 0xe8: return CALLER_SAVED | RSP;
+  case 0xf6: case 0xf7: return group == 0 || mem ? 0 : gpr(rm, opcode == 0xf6, has_rex); /* test; not, neg */
+  case 0xfe: case 0xff: return group == 6 ? RSP : mem ? 0 : gpr(rm, opcode == 0xfe, has_rex); /* push; inc, dec */
+  default: return 0;                                                                   /* test, jcc, jmp */
+  }
+}
+
+uint16_t x64_quick_gprs_written(const x64_insn *in) {
+  size_t at = in->bytes[0] == 0x66;
+  uint8_t rex = (in->bytes[at] & 0xf0) == 0x40 ? in->bytes[at++] : 0;
+  bool two = in->bytes[at] == 0x0f;
+  at += two;
+  uint8_t opcode = in->bytes[at++];
+  return gprs_written(two, opcode, rex, at < in->len ? in->bytes[at] : 0);
+}
+
+/* }=== */
+
 bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out) {
   size_t at = 0;
   bool opsize = false, rex_w = false, rex = false;
@@ -238,6 +307,7 @@ bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn
   out->disp_size = disp_size;
   out->disp_offset = disp_size ? disp_at : 0;
   if (op.flow == X64_FLOW_JCC) out->cc = opcode & 0x0f;
+  out->quick = true;
   if (op.shape == REL8) out->target = addr + at + (uint64_t)(int64_t)(int8_t)code[at - 1];
   if (op.shape == REL32) {
     int32_t rel;

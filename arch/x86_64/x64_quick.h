@@ -10,4 +10,10 @@
  * (OUT then untouched). */
 bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out);
 
+/* What x64_insn_gprs_written says of IN, which x64_decode_quick decoded
+ * (IN->quick), read from its bytes: a planner asks it of every instruction
+ * of a function whose jump tables it checks, and Zydis's full decoding cost
+ * ~3 000 instructions an answer. */
+uint16_t x64_quick_gprs_written(const x64_insn *in);
+
 #endif

@@ -1,13 +1,15 @@
 /* test_decode.c — x64_quick.c's table, which x64_decode tries first, against
  * Zydis alone (x64_decode_zydis), the oracle: every field relocation reads must be the same wherever
- * the table decodes an instruction, and the table must decode nothing Zydis
- * rejects.  Over the .text of whole binaries (a linear sweep, padding and
+ * the table decodes an instruction, and so must the registers it writes
+ * (x64_quick_gprs_written against Zydis's operands), and the table must
+ * decode nothing Zydis rejects.  Over the .text of whole binaries (a linear sweep, padding and
  * all) and over random bytes behind the opcodes the table knows. */
 #include <elf.h>
 #include <inttypes.h>
 #include <string.h>
 
 #include "unit.h"
+#include "x64_jumptable.h"
 #include "x64_quick.h"
 
 typedef struct tally {
@@ -40,6 +42,10 @@ static void compare(const char *name, const uint8_t *code, size_t avail, uint64_
         got.flow, want.flow, got.mnemonic, want.mnemonic, got.cc, want.cc, got.target, want.target, got.disp_size,
         got.disp_offset, want.disp_size, want.disp_offset, got.flags_read, got.flags_written, want.flags_read,
         want.flags_written);
+  uint16_t gprs = x64_insn_gprs_written(&want); /* Zydis's operands: want.quick is false */
+  CHECK(got.quick && x64_quick_gprs_written(&got) == gprs,
+        "0x%" PRIx64 " (%02x %02x %02x %02x): general-purpose registers written %04x, Zydis's %04x", addr, code[0],
+        avail > 1 ? code[1] : 0, avail > 2 ? code[2] : 0, avail > 3 ? code[3] : 0, x64_quick_gprs_written(&got), gprs);
 }
 
 /* The .text of the ELF file PATH, read whole; NULL (and a note) when absent. */
