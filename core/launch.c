@@ -1,9 +1,11 @@
-/* launch.c — program lookup (a script: its #! interpreter), fork, PTRACE_SEIZE, exec, and a
+/* launch.c — program lookup (a script: its #! interpreter), a clone sharing lazyprobe's memory, PTRACE_SEIZE, exec, and a
  * temporary break at AT_ENTRY. */
 #include "launch.h"
 
 #include <elf.h>
 #include <errno.h>
+#include <sched.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -89,22 +91,52 @@ lp_status core_program_image(const char *path, char *image, size_t size) {
   return LP_OK;
 }
 
+/* What the child of core_launch is given: it shares lazyprobe's memory until
+ * its exec. */
+typedef struct child_args {
+  const char *path;
+  char *const *argv;
+  int go, err;      /* the read end of the go pipe, the write end of the error pipe */
+  sigset_t mask;    /* the signal mask to exec with */
+} child_args;
+
+/* The child, on a stack of its own in lazyprobe's memory (CLONE_VM): waits
+ * until it is seized, then execs; only system calls, no state of lazyprobe's
+ * written (its signals are blocked until the exec, so no handler runs here). */
+static int child(void *arg) {
+  const child_args *a = arg;
+  char c;
+  while (read(a->go, &c, 1) < 0 && errno == EINTR) continue;
+  sigprocmask(SIG_SETMASK, &a->mask, NULL);
+  execv(a->path, a->argv);
+  int e = errno;
+  if (write(a->err, &e, sizeof e) < 0) _exit(127);
+  _exit(127);
+}
+
+/* Starts the child: a clone that shares lazyprobe's memory rather than a
+ * fork, which copies lazyprobe's page tables and leaves every page it wrote
+ * read-only until its next write faults (costly on virtual machines whose
+ * page tables the host shadows: docs/PERFORMANCE.md, session 29). */
+static pid_t start_child(child_args *a) {
+  static _Alignas(16) uint8_t stack[64 * 1024];
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &a->mask);
+  pid_t pid = clone(child, stack + sizeof stack, CLONE_VM | SIGCHLD, a);
+  int e = errno;
+  pthread_sigmask(SIG_SETMASK, &a->mask, NULL);
+  errno = e;
+  return pid;
+}
+
 lp_status core_launch(const char *path, char *const argv[], pid_t *pid_out, uint64_t *entry_out) {
   int go[2], err[2];
   if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
     return lp_fail("pipe: %s", strerror(errno));
-  pid_t pid = fork();
-  if (pid < 0) return lp_fail("fork: %s", strerror(errno));
-  if (pid == 0) {
-    char c;
-    close(go[1]);
-    close(err[0]);
-    while (read(go[0], &c, 1) < 0 && errno == EINTR) continue; /* until we are seized */
-    execv(path, argv);
-    int e = errno;
-    if (write(err[1], &e, sizeof e) < 0) _exit(127);
-    _exit(127);
-  }
+  child_args a = {.path = path, .argv = argv, .go = go[0], .err = err[1]};
+  pid_t pid = start_child(&a);
+  if (pid < 0) return lp_fail("clone: %s", strerror(errno));
   close(go[0]);
   close(err[1]);
   lp_status st = LP_OK;

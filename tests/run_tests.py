@@ -577,6 +577,19 @@ def test_bad_inputs(ctx):
     make_elf32(e32)
     res += bad_input_check(ctx, 'bad_input/elf32', [lp, 'run', '-o', good_out, '--', e32],
                            want_text='not supported')
+    # an ELF file the kernel will not run: its PT_INTERP names no file (the
+    # launched child's execve fails after lazyprobe read the file)
+    noi = os.path.join(s, 'missing-loader')
+    with open(marker_bin, 'rb') as f:
+        data = f.read()
+    loader = b'/lib64/ld-linux-x86-64.so.2'
+    at = data.index(loader)
+    with open(noi, 'wb') as f:
+        f.write(data[:at] + b'/lib64/no-such-loader.so.22' + data[at + len(loader):])
+    os.chmod(noi, 0o755)
+    mk = os.path.join(s, 'marker-missing-loader')
+    res += bad_input_check(ctx, 'bad_input/missing_loader', [lp, 'run', '-o', good_out, '--', noi, mk], marker=mk,
+                           want_text='cannot run %s: No such file or directory' % noi)
     # unwritable output directory (we are root, so permissions do not stop
     # us; use paths that cannot be created or written by anyone)
     afile = os.path.join(s, 'a-regular-file')
