@@ -1,10 +1,10 @@
-/* launch.c — program lookup (a script: its #! interpreter), a clone sharing lazyprobe's memory, PTRACE_SEIZE, exec, and a
- * temporary break at AT_ENTRY. */
+/* launch.c — program lookup (a script: its #! interpreter), a child made by
+ * vfork from a helper thread, PTRACE_SEIZE, exec, and a temporary break at
+ * AT_ENTRY. */
 #include "launch.h"
 
 #include <elf.h>
 #include <errno.h>
-#include <sched.h>
 #include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -91,21 +91,24 @@ lp_status core_program_image(const char *path, char *image, size_t size) {
   return LP_OK;
 }
 
-/* What the child of core_launch is given: it shares lazyprobe's memory until
- * its exec. */
+/* What the child of core_launch is given.  Until its exec it shares
+ * lazyprobe's memory and the stack of the thread that made it (vfork). */
 typedef struct child_args {
   const char *path;
   char *const *argv;
-  int go, err;      /* the read end of the go pipe, the write end of the error pipe */
-  sigset_t mask;    /* the signal mask to exec with */
+  int go;        /* the go pipe's read end: a byte once the child is seized */
+  int err;       /* the error pipe's write end: the child's pid (or -errno: no
+                    child), then errno should its exec fail */
+  sigset_t mask; /* the signal mask to exec with */
 } child_args;
 
-/* The child, on a stack of its own in lazyprobe's memory (CLONE_VM): waits
- * until it is seized, then execs; only system calls, no state of lazyprobe's
- * written (its signals are blocked until the exec, so no handler runs here). */
-static int child(void *arg) {
-  const child_args *a = arg;
+/* The child: says its pid, waits until it is seized, then execs; only system
+ * calls (its signals are blocked until the exec: no handler runs on memory it
+ * shares). */
+static _Noreturn void run_child(const child_args *a) {
+  pid_t self = getpid();
   char c;
+  if (write(a->err, &self, sizeof self) != (ssize_t)sizeof self) _exit(127);
   while (read(a->go, &c, 1) < 0 && errno == EINTR) continue;
   sigprocmask(SIG_SETMASK, &a->mask, NULL);
   execv(a->path, a->argv);
@@ -114,20 +117,45 @@ static int child(void *arg) {
   _exit(127);
 }
 
-/* Starts the child: a clone that shares lazyprobe's memory rather than a
- * fork, which copies lazyprobe's page tables and leaves every page it wrote
- * read-only until its next write faults (costly on virtual machines whose
- * page tables the host shadows: docs/PERFORMANCE.md, session 29). */
-static pid_t start_child(child_args *a) {
-  static _Alignas(16) uint8_t stack[64 * 1024];
+/* A helper thread makes the child with vfork, which suspends only that
+ * thread until the child's exec while lazyprobe's main thread seizes it.  A
+ * fork would copy lazyprobe's page tables and leave every page it wrote
+ * read-only until its next write faults: ~2 ms a run on virtual machines
+ * whose page tables the host shadows (docs/PERFORMANCE.md, session 29).
+ * (Under valgrind, vfork is a fork.) */
+static void *spawner(void *arg) {
+  const child_args *a = arg;
+  pid_t pid = vfork();
+  if (pid == 0) run_child(a);
+  if (pid < 0) {
+    int no = -errno;
+    if (write(a->err, &no, sizeof no) < 0) return NULL;
+  }
+  return NULL;
+}
+
+/* Starts the helper thread (all signals blocked: the child inherits that);
+ * *CHILD gets the child's pid.  Fails when there is no child. */
+static lp_status start_child(child_args *a, int err_read, pthread_t *helper, pid_t *child) {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &a->mask);
-  pid_t pid = clone(child, stack + sizeof stack, CLONE_VM | SIGCHLD, a);
-  int e = errno;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 * 1024);
+  int e = pthread_create(helper, &attr, spawner, a);
+  pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &a->mask, NULL);
-  errno = e;
-  return pid;
+  if (e) return lp_fail("cannot start a thread: %s", strerror(e));
+  int said = 0;
+  ssize_t n;
+  while ((n = read(err_read, &said, sizeof said)) < 0 && errno == EINTR) continue;
+  if (n != (ssize_t)sizeof said || said <= 0) {
+    pthread_join(*helper, NULL);
+    return lp_fail("vfork: %s", n == (ssize_t)sizeof said ? strerror(-said) : "no child");
+  }
+  *child = said;
+  return LP_OK;
 }
 
 lp_status core_launch(const char *path, char *const argv[], pid_t *pid_out, uint64_t *entry_out) {
@@ -135,8 +163,12 @@ lp_status core_launch(const char *path, char *const argv[], pid_t *pid_out, uint
   if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
     return lp_fail("pipe: %s", strerror(errno));
   child_args a = {.path = path, .argv = argv, .go = go[0], .err = err[1]};
-  pid_t pid = start_child(&a);
-  if (pid < 0) return lp_fail("clone: %s", strerror(errno));
+  pthread_t helper;
+  pid_t pid = 0;
+  if (start_child(&a, err[0], &helper, &pid) != LP_OK) {
+    close(go[0]), close(go[1]), close(err[0]), close(err[1]);
+    return LP_ERR;
+  }
   close(go[0]);
   close(err[1]);
   lp_status st = LP_OK;
@@ -147,12 +179,14 @@ lp_status core_launch(const char *path, char *const argv[], pid_t *pid_out, uint
   if (st != LP_OK) {
     kill(pid, SIGKILL);
     waitpid(pid, NULL, __WALL);
+    pthread_join(helper, NULL);
     close(err[0]);
     return st;
   }
 
   int status, e = 0;
   st = wait_stop(pid, &status);
+  pthread_join(helper, NULL); /* the child has exec'd or ended: vfork has returned */
   if (st != LP_OK) {
     if (read(err[0], &e, sizeof e) == sizeof e) st = lp_fail("cannot run %s: %s", path, strerror(e));
     close(err[0]);
