@@ -4,14 +4,16 @@
  * DynamoRIO decodes in levels, most instructions only as far as their length
  * and whether they change control flow; this is that idea for x64_decode.
  * Handled: the integer ALU ops, mov, lea, push/pop, test, inc/dec, not/neg,
- * imul, movzx/movsx/movsxd, nop (0f 1f), setcc, cmovcc, jcc, jmp and
- * call rel, ret, int3 and ud2; with no prefix but REX and 66.  Left to Zydis
- * (false): anything with another prefix, a RIP-relative operand, an
- * indirect jmp or call or a shift (their operands are wanted at once), and
- * every opcode not in the tables.  The general-purpose registers such an
- * instruction writes are read from its bytes when asked (x64_quick_gprs_written).
- * tests/unit/test_decode.c checks every field, and those registers, against
- * Zydis over whole binaries and random bytes. */
+ * imul, movzx/movsx/movsxd, cbw/cwde/cdqe and cwd/cdq/cqo, nop (90, 0f 1f),
+ * setcc, cmovcc, jcc, jmp and call rel, ret, int3 and ud2; with no prefix but
+ * REX and 66, and a long nop's 66 and 2e.  A RIP-relative operand's
+ * instruction comes with its operands (wanted at once: rip_operands).  Left
+ * to Zydis (false): anything with another prefix, an indirect jmp or call or
+ * a shift (their operands are wanted at once too), and every opcode not in
+ * the tables.  The general-purpose registers such an instruction writes are
+ * read from its bytes when asked (x64_quick_gprs_written).
+ * tests/unit/test_decode.c checks every field, the operands given and those
+ * registers against Zydis over whole binaries and random bytes. */
 #include "x64_quick.h"
 
 #include <string.h>
@@ -88,6 +90,9 @@ static op_info one_byte(uint8_t b) {
   if (b >= 0xb0 && b <= 0xb7) return (op_info){IMM8, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_MOV};
   if (b >= 0xb8 && b <= 0xbf) return (op_info){IMMV, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_MOV};
   switch (b) {
+  case 0x90: return (op_info){BARE, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_NOP};
+  case 0x98: return (op_info){BARE, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_CDQE}; /* cbw, cwde by size */
+  case 0x99: return (op_info){BARE, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_CQO};  /* cwd, cdq by size */
   case 0x63: return (op_info){RM, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_MOVSXD};
   case 0x68: return (op_info){IMMZ, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_PUSH};
   case 0x69: return (op_info){RM_IMMZ, X64_FLOW_NEXT, 0, ALL, ZYDIS_MNEMONIC_IMUL};
@@ -149,9 +154,9 @@ static op_info group_op(uint8_t opcode, uint8_t reg) {
   return (op_info){NONE, 0, 0, 0, 0};
 }
 
-/* The bytes a ModRM at CODE[AT] takes with its SIB and displacement; 0 for a
- * RIP-relative operand (left to Zydis) or too few bytes.  *DISP_AT and
- * *DISP_SIZE: where the displacement is and its bits (0: none). */
+/* The bytes a ModRM at CODE[AT] takes with its SIB and displacement; 0 for
+ * too few bytes.  *DISP_AT and *DISP_SIZE: where the displacement is and its
+ * bits (0: none); a RIP-relative operand ([rip+disp32]) has 32 bits of it. */
 static size_t modrm_length(const uint8_t *code, size_t avail, size_t at, uint8_t *disp_at, uint8_t *disp_size) {
   if (at >= avail) return 0;
   uint8_t modrm = code[at], mod = modrm >> 6, rm = modrm & 7;
@@ -164,7 +169,7 @@ static size_t modrm_length(const uint8_t *code, size_t avail, size_t at, uint8_t
     n++;
     if (mod == 0 && base == 5) *disp_size = 32; /* no base: disp32 */
   } else if (mod == 0 && rm == 5) {
-    return 0; /* [rip+disp32] */
+    *disp_size = 32; /* [rip+disp32] */
   }
   if (mod == 1) *disp_size = 8;
   if (mod == 2) *disp_size = 32;
@@ -219,6 +224,8 @@ static uint16_t gprs_written(bool two, uint8_t opcode, uint8_t rex, uint8_t modr
   case 0x63: case 0x69: case 0x6b: case 0x8b: case 0x8d: return gpr(reg, false, has_rex);
   case 0x8a: return gpr(reg, true, has_rex);
   case 0x68: case 0x6a: case 0xc3: return RSP;
+  case 0x98: return RAX;     /* cbw, cwde, cdqe */
+  case 0x99: return 1u << 2; /* cwd, cdq, cqo: rdx */
   case 0x80: case 0x81: case 0x83: return group == 7 || mem ? 0 : gpr(rm, opcode == 0x80, has_rex);
   case 0x88: case 0x89: case 0xc6: case 0xc7: return mem ? 0 : gpr(rm, opcode == 0x88 || opcode == 0xc6, has_rex);
   case 0xcc: return ALL_GPRS;
@@ -229,8 +236,77 @@ static uint16_t gprs_written(bool two, uint8_t opcode, uint8_t rex, uint8_t modr
   }
 }
 
+/* {=== the operands of a RIP-relative instruction, as Zydis gives them ===*/
+
+/* How an opcode's visible operands go: E the ModRM's memory operand, G its
+ * register, I the immediate. */
+typedef enum order { E_G, G_E, E_I, E_ONLY } order;
+
+static x64_operand reg_operand(unsigned n, bool byte, bool rex, uint16_t size, bool written) {
+  if (byte && !rex && n >= 4 && n < 8) n -= 4; /* ah .. bh, widened */
+  return (x64_operand){.type = X64_OP_REG, .size = size, .written = written, .reg = ZYDIS_REGISTER_RAX + (int)n};
+}
+
+/* Fills OUT's op[] and nops for an instruction of the table whose ModRM names
+ * [rip+DISP]: OPCODE (TWO: after 0F), REG the ModRM's reg field with REX.R,
+ * OSIZE the operand size, IMM its immediate of IMM_SIZE bits (0: none).
+ * False for a form left to Zydis (a nop that names memory). */
+static bool rip_operands(x64_insn *out, bool two, uint8_t opcode, unsigned reg, bool rex, uint16_t osize, int64_t disp,
+                         int64_t imm, uint16_t imm_size) {
+  unsigned group = reg & 7;
+  bool alu = !two && opcode < 0x40, cmp = alu && opcode >> 3 == 7;
+  bool byte = !two && ((alu && (opcode & 1) == 0) || opcode == 0x80 || opcode == 0x84 || opcode == 0x88 ||
+                       opcode == 0x8a || opcode == 0xc6 || opcode == 0xf6 || opcode == 0xfe);
+  uint16_t size = byte ? 8 : osize, mem_size = size, reg_size = size;
+  order how = G_E;
+  bool mem_written = false, reg_written = true;
+  if (two) {
+    if (opcode == 0x1f) return false; /* nop [rip+d]: two operands by Zydis's count */
+    if (opcode >= 0x90 && opcode <= 0x9f) how = E_ONLY, mem_size = 8, mem_written = true; /* setcc */
+    if (opcode == 0xb6 || opcode == 0xbe) mem_size = 8;                                    /* movzx, movsx */
+    if (opcode == 0xb7 || opcode == 0xbf) mem_size = 16;
+  } else if (alu) {
+    how = (opcode & 7) < 2 ? E_G : G_E;
+    mem_written = how == E_G && !cmp;
+    reg_written = how == G_E && !cmp;
+  } else {
+    switch (opcode) {
+    case 0x84: case 0x85: how = E_G, reg_written = false; break;            /* test */
+    case 0x88: case 0x89: how = E_G, mem_written = true, reg_written = false; break;
+    case 0x8d: mem_size = 64; break;                                         /* lea: the address */
+    case 0x63: mem_size = 32; break;                                         /* movsxd */
+    case 0x80: case 0x81: case 0x83: how = E_I, mem_written = group != 7; break;
+    case 0xc6: case 0xc7: how = E_I, mem_written = true; break;
+    case 0xf6: case 0xf7: how = group == 0 ? E_I : E_ONLY, mem_written = group != 0; break; /* test; not, neg */
+    case 0xfe: case 0xff:
+      how = E_ONLY, mem_written = group != 6; /* inc, dec; push */
+      if (group == 6) mem_size = 64;
+      break;
+    default: break; /* mov, imul, cmovcc: G_E */
+    }
+  }
+  x64_operand mem = {.type = X64_OP_MEM, .size = mem_size, .written = mem_written, .base = x64_widen(ZYDIS_REGISTER_RIP),
+                     .disp = disp};
+  x64_operand r = reg_operand(reg, byte, rex, reg_size, reg_written);
+  switch (how) {
+  case E_G: out->op[0] = mem, out->op[1] = r, out->nops = 2; break;
+  case G_E: out->op[0] = r, out->op[1] = mem, out->nops = 2; break;
+  case E_I:
+    out->op[0] = mem;
+    out->op[1] = (x64_operand){.type = X64_OP_IMM, .size = imm_size, .imm = imm};
+    out->nops = 2;
+    break;
+  case E_ONLY: out->op[0] = mem, out->nops = 1; break;
+  }
+  out->operands_decoded = true;
+  return true;
+}
+
+/* }=== */
+
 uint16_t x64_quick_gprs_written(const x64_insn *in) {
-  size_t at = in->bytes[0] == 0x66;
+  size_t at = 0;
+  while (in->bytes[at] == 0x66 || in->bytes[at] == 0x2e) at++;
   uint8_t rex = (in->bytes[at] & 0xf0) == 0x40 ? in->bytes[at++] : 0;
   bool two = in->bytes[at] == 0x0f;
   at += two;
@@ -242,11 +318,14 @@ uint16_t x64_quick_gprs_written(const x64_insn *in) {
 
 bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out) {
   size_t at = 0;
-  bool opsize = false, rex_w = false, rex = false;
+  bool opsize = false, rex_w = false, rex = false, padding = false;
+  uint8_t rex_byte = 0;
   if (avail > 15) avail = 15;
   if (at < avail && code[at] == 0x66) opsize = true, at++;
+  while (at < avail && (code[at] == 0x66 || code[at] == 0x2e)) padding = true, at++; /* a long nop's: data16 cs nopw */
   if (at < avail && (code[at] & 0xf0) == 0x40) {
     rex = true;
+    rex_byte = code[at];
     rex_w = (code[at] & 8) != 0;
     at++;
   }
@@ -283,9 +362,16 @@ bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn
   if (!two && (opcode == 0xc6 || opcode == 0xc7) && reg != 0) return false; /* c6/c7 /1-/7: not mov */
   if (two && opcode == 0x1f && reg != 0) return false;              /* 0f 1f /1-/7: reserved nops */
   if (opsize && (op.flow != X64_FLOW_NEXT || op.mnemonic == ZYDIS_MNEMONIC_PUSH || op.mnemonic == ZYDIS_MNEMONIC_POP ||
-                 op.mnemonic == ZYDIS_MNEMONIC_MOVSXD || op.mnemonic == ZYDIS_MNEMONIC_NOP))
-    return false; /* 66 on a branch, push/pop, movsxd or nop: not worth the cases */
+                 op.mnemonic == ZYDIS_MNEMONIC_MOVSXD))
+    return false; /* 66 on a branch, push/pop or movsxd: not worth the cases */
   if (op.flow == X64_FLOW_RET && rex) return false;
+  if (padding && op.mnemonic != ZYDIS_MNEMONIC_NOP) return false;
+  if (!two && opcode == 0x90 && rex) return false; /* xchg with r8, or a nop Zydis names otherwise */
+  if (!two && (opcode == 0x98 || opcode == 0x99)) {
+    static const int widen[2][3] = {{ZYDIS_MNEMONIC_CWDE, ZYDIS_MNEMONIC_CBW, ZYDIS_MNEMONIC_CDQE},
+                                    {ZYDIS_MNEMONIC_CDQ, ZYDIS_MNEMONIC_CWD, ZYDIS_MNEMONIC_CQO}};
+    op.mnemonic = (uint16_t)widen[opcode & 1][rex_w ? 2 : opsize];
+  }
   switch (op.shape) {
   case RM_IMM8: case IMM8: at += 1; break;
   case RM_IMMZ: case IMMZ: at += opsize && !rex_w ? 2 : 4; break; /* REX.W wins over 66 */
@@ -295,6 +381,7 @@ bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn
   default: break;
   }
   if (at > avail) return false;
+  bool rip = disp_size == 32 && (code[modrm_at] & 0xc7) == 0x05 && op.shape >= RM && op.shape <= RM_IMMZ;
 
   memset(out, 0, sizeof *out);
   out->addr = addr;
@@ -308,6 +395,24 @@ bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn
   out->disp_offset = disp_size ? disp_at : 0;
   if (op.flow == X64_FLOW_JCC) out->cc = opcode & 0x0f;
   out->quick = true;
+  if (rip) {
+    int32_t disp;
+    memcpy(&disp, code + disp_at, sizeof disp);
+    size_t imm_bytes = op.shape == RM_IMM8 ? 1 : op.shape == RM_IMMZ ? (opsize && !rex_w ? 2 : 4) : 0;
+    int64_t imm = 0;
+    if (imm_bytes == 1) imm = (int8_t)code[at - 1];
+    if (imm_bytes == 2) imm = (int16_t)(code[at - 2] | code[at - 1] << 8);
+    if (imm_bytes == 4) {
+      int32_t v;
+      memcpy(&v, code + at - 4, sizeof v);
+      imm = v;
+    }
+    uint16_t osize = rex_w ? 64 : opsize ? 16 : 32;
+    unsigned reg_n = ((code[modrm_at] >> 3) & 7) | (rex_byte & 4 ? 8u : 0u);
+    if (!rip_operands(out, two, opcode, reg_n, rex, osize, disp, imm, (uint16_t)(8 * imm_bytes))) return false;
+    out->rip_relative = true;
+    out->rip_target = addr + at + (uint64_t)(int64_t)disp;
+  }
   if (op.shape == REL8) out->target = addr + at + (uint64_t)(int64_t)(int8_t)code[at - 1];
   if (op.shape == REL32) {
     int32_t rel;

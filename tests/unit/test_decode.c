@@ -1,6 +1,7 @@
 /* test_decode.c — x64_quick.c's table, which x64_decode tries first, against
  * Zydis alone (x64_decode_zydis), the oracle: every field relocation reads must be the same wherever
- * the table decodes an instruction, and so must the registers it writes
+ * the table decodes an instruction, and so must the operands it gives (a
+ * RIP-relative operand's instruction) and the registers it writes
  * (x64_quick_gprs_written against Zydis's operands), and the table must
  * decode nothing Zydis rejects.  Over the .text of whole binaries (a linear sweep, padding and
  * all) and over random bytes behind the opcodes the table knows. */
@@ -23,6 +24,20 @@ static bool same(const x64_insn *a, const x64_insn *b) {
          a->disp_size == b->disp_size && a->flags_read == b->flags_read && a->flags_written == b->flags_written;
 }
 
+static bool same_operand(const x64_operand *a, const x64_operand *b) {
+  return a->type == b->type && a->size == b->size && a->written == b->written && a->reg == b->reg &&
+         a->base == b->base && a->index == b->index && a->scale == b->scale && a->disp == b->disp && a->imm == b->imm;
+}
+
+/* The operands, where the table gave them (a RIP-relative operand's instruction). */
+static bool same_operands(const x64_insn *a, const x64_insn *b) {
+  if (!a->operands_decoded) return true;
+  if (!b->operands_decoded || a->nops != b->nops) return false;
+  for (unsigned k = 0; k < a->nops; k++)
+    if (!same_operand(&a->op[k], &b->op[k])) return false;
+  return true;
+}
+
 /* One position: what the table says against Zydis alone. */
 static void compare(const char *name, const uint8_t *code, size_t avail, uint64_t addr, tally *t) {
   x64_insn got, want;
@@ -42,6 +57,14 @@ static void compare(const char *name, const uint8_t *code, size_t avail, uint64_
         got.flow, want.flow, got.mnemonic, want.mnemonic, got.cc, want.cc, got.target, want.target, got.disp_size,
         got.disp_offset, want.disp_size, want.disp_offset, got.flags_read, got.flags_written, want.flags_read,
         want.flags_written);
+  CHECK(same_operands(&got, &want),
+        "0x%" PRIx64 " (%02x %02x %02x %02x): operands: %u [t%d s%u w%d r%d b%d d%" PRId64 " i%" PRId64
+        "] [t%d s%u w%d r%d i%" PRId64 "] / %u [t%d s%u w%d r%d b%d d%" PRId64 " i%" PRId64 "] [t%d s%u w%d r%d i%" PRId64 "]",
+        addr, code[0], avail > 1 ? code[1] : 0, avail > 2 ? code[2] : 0, avail > 3 ? code[3] : 0, got.nops,
+        got.op[0].type, got.op[0].size, got.op[0].written, got.op[0].reg, got.op[0].base, got.op[0].disp,
+        got.op[0].imm, got.op[1].type, got.op[1].size, got.op[1].written, got.op[1].reg, got.op[1].imm, want.nops,
+        want.op[0].type, want.op[0].size, want.op[0].written, want.op[0].reg, want.op[0].base, want.op[0].disp,
+        want.op[0].imm, want.op[1].type, want.op[1].size, want.op[1].written, want.op[1].reg, want.op[1].imm);
   uint16_t gprs = x64_insn_gprs_written(&want); /* Zydis's operands: want.quick is false */
   CHECK(got.quick && x64_quick_gprs_written(&got) == gprs,
         "0x%" PRIx64 " (%02x %02x %02x %02x): general-purpose registers written %04x, Zydis's %04x", addr, code[0],
@@ -102,8 +125,10 @@ static void sweep_binary(const char *path) {
  * table may take, with random ModRM, SIB, displacements and immediates. */
 static void random_bytes(void) {
   const char *name = "random";
-  static const uint8_t prefixes[][2] = {{0}, {0x66}, {0x48}, {0x41}, {0x4c}, {0x66, 0x41}, {0x66, 0x48}, {0x40}};
-  static const size_t nprefix[] = {0, 1, 1, 1, 1, 2, 2, 1};
+  static const uint8_t prefixes[][3] = {{0},          {0x66},       {0x48},       {0x41},      {0x4c},
+                                        {0x66, 0x41}, {0x66, 0x48}, {0x40},       {0x66, 0x66}, {0x2e},
+                                        {0x66, 0x2e}, {0x66, 0x66, 0x2e}};
+  static const size_t nprefix[] = {0, 1, 1, 1, 1, 2, 2, 1, 2, 1, 2, 3};
   uint64_t seed = 0x9e3779b97f4a7c15u;
   tally t = {0};
   for (int round = 0; round < 400; round++)
