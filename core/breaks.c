@@ -676,11 +676,14 @@ static lp_status remember(process *p, uint64_t addr, uint32_t slot, uint64_t the
   if (p->npending == p->cappending) {
     size_t cap = p->cappending ? 2 * p->cappending : 256;
     cover_probe *grown = realloc(p->pending, cap * sizeof *grown);
-    if (!grown) return lp_fail("out of memory");
-    p->pending = grown;
+    if (grown) p->pending = grown;
+    uint32_t *slots = grown ? realloc(p->pending_slots, cap * sizeof *slots) : NULL;
+    if (!slots) return lp_fail("out of memory");
+    p->pending_slots = slots;
     p->cappending = cap;
   }
-  p->pending[p->npending++] = (cover_probe){addr, slot, then_count};
+  p->pending_slots[p->npending] = slot;
+  p->pending[p->npending++] = (cover_probe){addr, then_count};
   return LP_OK;
 }
 
@@ -727,14 +730,24 @@ static void replacement(const cover_probe *c, uint8_t out[RELOC_COVER_PROBE_SIZE
   memcpy(out + 3, &d, sizeof d);
 }
 
-/* Replaces each probe of PROBES (sorted by address) by its replacement, for
- * a run of probes within a page at a time: one read, then three writes: an
- * int3 over each first byte, then the rest of each, then its first byte. */
+/* A run of probes removed together: no gap between two of them wider than
+ * PROBE_GAP, none of them farther than WINDOW from the first.  Each run costs
+ * four system calls (~2 us each here) whatever its bytes, and each byte it
+ * copies four times ~1 ns: a gap of a page costs about what a run does. */
+#define PROBE_GAP PAGE
+#define WINDOW (16 * PAGE)
+
+/* Replaces each probe of PROBES (sorted by address) by its replacement, a run
+ * of them at a time: one read, then three writes: an int3 over each first
+ * byte, then the rest of each, then its first byte. */
 static lp_status remove_probes(process *p, const cover_probe *probes, size_t n) {
-  uint8_t window[PAGE + RELOC_COVER_PROBE_SIZE], with[RELOC_COVER_PROBE_SIZE];
+  static uint8_t window[WINDOW + RELOC_COVER_PROBE_SIZE];
+  uint8_t with[RELOC_COVER_PROBE_SIZE];
   for (size_t k = 0; k < n;) {
-    size_t j = k;
-    while (j < n && probes[j].addr + RELOC_COVER_PROBE_SIZE - probes[k].addr <= sizeof window) j++;
+    size_t j = k + 1;
+    while (j < n && probes[j].addr - probes[j - 1].addr <= PROBE_GAP &&
+           probes[j].addr + RELOC_COVER_PROBE_SIZE - probes[k].addr <= sizeof window)
+      j++;
     uint64_t lo = probes[k].addr, hi = probes[j - 1].addr + RELOC_COVER_PROBE_SIZE;
     LP_CHECK(core_mem_read(&p->target, lo, window, hi - lo));
     for (size_t q = k; q < j; q++) window[probes[q].addr - lo] = INT3;
@@ -761,11 +774,16 @@ lp_status breaks_sweep(core_session *s, process *p) {
   uint64_t now = core_now_ns();
   if (now < p->sweep_next_ns) return LP_OK;
   size_t n = 0, kept = 0;
-  cover_probe *done = malloc((p->npending + 1) * sizeof *done);
-  if (!done) return lp_fail("out of memory");
-  for (size_t k = 0; k < p->npending; k++) {
-    if (shm_slot_value(&p->counters, p->pending[k].slot)) done[n++] = p->pending[k];
-    else p->pending[kept++] = p->pending[k];
+  while (kept < p->npending && !shm_slot_value(&p->counters, p->pending_slots[kept])) kept++;
+  cover_probe *done = kept < p->npending ? malloc((p->npending - kept) * sizeof *done) : NULL;
+  if (kept < p->npending && !done) return lp_fail("out of memory");
+  for (size_t k = kept; k < p->npending; k++) {
+    if (shm_slot_value(&p->counters, p->pending_slots[k])) {
+      done[n++] = p->pending[k];
+    } else {
+      p->pending_slots[kept] = p->pending_slots[k];
+      p->pending[kept++] = p->pending[k];
+    }
   }
   p->npending = kept;
   lp_status st = LP_OK;
@@ -1801,14 +1819,17 @@ static void forget_pending(process *p, slot_span *gone, size_t n) {
   qsort(gone, n, sizeof *gone, by_span_start);
   size_t kept = 0;
   for (size_t k = 0; k < p->npending; k++) {
-    uint32_t slot = p->pending[k].slot;
+    uint32_t slot = p->pending_slots[k];
     size_t lo = 0, hi = n; /* the last span starting at or below slot */
     while (lo < hi) {
       size_t mid = (lo + hi) / 2;
       if (gone[mid].lo <= slot) lo = mid + 1;
       else hi = mid;
     }
-    if (!lo || slot > gone[lo - 1].hi) p->pending[kept++] = p->pending[k];
+    if (!lo || slot > gone[lo - 1].hi) {
+      p->pending_slots[kept] = slot;
+      p->pending[kept++] = p->pending[k];
+    }
   }
   p->npending = kept;
 }

@@ -796,6 +796,7 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   p->gdbjit.nstaged = p->gdbjit.capstaged = 0;
   p->mods = calloc(parent->nmods + 1, sizeof *p->mods);
   p->pending = malloc((parent->npending + 1) * sizeof *p->pending);
+  p->pending_slots = malloc((parent->npending + 1) * sizeof *p->pending_slots);
   p->removed = malloc((parent->nremoved + 1) * sizeof *p->removed);
   p->redirects = malloc((parent->nredirects + 1) * sizeof *p->redirects);
   p->homes = malloc((parent->nhomes + 1) * sizeof *p->homes); /* its memory has the same int3s */
@@ -804,7 +805,7 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   p->capside_jumps = parent->nside_jumps + 1;
   p->capredirects = parent->nredirects + 1;
   p->nmods = 0;
-  lp_status st = p->mods && p->pending && p->removed && p->redirects && p->homes && p->side_jumps
+  lp_status st = p->mods && p->pending && p->pending_slots && p->removed && p->redirects && p->homes && p->side_jumps
                      ? LP_OK
                      : lp_fail("out of memory");
   if (p->side_jumps) memcpy(p->side_jumps, parent->side_jumps, parent->nside_jumps * sizeof *p->side_jumps);
@@ -824,6 +825,7 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   }
   if (st == LP_OK) {
     memcpy(p->pending, parent->pending, parent->npending * sizeof *p->pending);
+    memcpy(p->pending_slots, parent->pending_slots, parent->npending * sizeof *p->pending_slots);
     memcpy(p->removed, parent->removed, parent->nremoved * sizeof *p->removed);
     p->cappending = parent->npending + 1;
     st = core_target_open(pid, &p->target);
@@ -875,6 +877,7 @@ void process_free(process *p) {
   }
   free(p->mods);
   free(p->pending);
+  free(p->pending_slots);
   free(p->removed);
   free(p->redirects);
   free(p->homes);

@@ -149,7 +149,6 @@ typedef struct pmodule {
 
 typedef struct cover_probe {
   uint64_t addr;          /* run-time address of the probe in a copy */
-  uint32_t slot;          /* the slot it sets */
   uint64_t then_count;    /* once removed: the run-time address of a counter it
                              increments instead of a NOP (an entry's mark whose
                              calls tell whether the function is hot), or 0 */
@@ -203,6 +202,8 @@ typedef struct process {
   shm_arena eh_data;      /* read-write memory for registered unwind information */
   core_perfmap perfmap;   /* /tmp/perf-PID.map naming the copies */
   cover_probe *pending;   /* cover probes still in place */
+  uint32_t *pending_slots;/* the slot each sets, apart: all a sweep reads of
+                             those whose blocks have not run */
   size_t npending, cappending;
   uint64_t *removed;      /* addresses of removed probes, sorted (their int3 may
                              still be reported by a thread that met it) */
