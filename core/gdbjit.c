@@ -78,6 +78,7 @@ lp_status core_gdbjit_image(const core_gdbjit_copy *c, uint64_t at, uint8_t **ou
 }
 
 enum { NEXT = 0, PREV = 8, ENTRY_SIZE = 32 }; /* struct jit_code_entry: next, prev, symfile addr, size */
+_Static_assert(sizeof((core_gdbjit *)0)->first_entry == ENTRY_SIZE, "core_gdbjit.first_entry holds one entry");
 
 static void put64(uint8_t *at, uint64_t v) { memcpy(at, &v, sizeof v); }
 
@@ -122,14 +123,24 @@ lp_status core_gdbjit_add(core_gdbjit *g, const core_gdbjit_copy *c) {
 lp_status core_gdbjit_flush(core_gdbjit *g, const core_target *t) {
   if (!g->nstaged) return LP_OK;
   uint64_t base = g->base + g->used, newest = base + g->newest, oldest = base + g->oldest;
-  lp_status st = core_mem_write(t, base, g->staged, g->nstaged);
-  if (st == LP_OK && g->first) st = core_mem_write(t, g->first + PREV, &oldest, sizeof oldest);
+  lp_status st;
+  if (g->first) { /* the entry staged last before: just below, then zeros to 16 bytes */
+    static const uint8_t zeros[16];
+    put64(g->first_entry + PREV, oldest);
+    struct iovec iov[3] = {{g->first_entry, ENTRY_SIZE},
+                           {(void *)zeros, base - (g->first + ENTRY_SIZE)},
+                           {g->staged, g->nstaged}};
+    st = core_mem_writev(t, g->first, iov, 3);
+  } else {
+    st = core_mem_write(t, base, g->staged, g->nstaged);
+  }
   const struct {
     uint32_t version, action_flag;
     uint64_t relevant_entry, first_entry;
   } descriptor = {1, JIT_REGISTER, newest, newest};
   if (st == LP_OK) st = core_mem_write(t, g->descriptor, &descriptor, sizeof descriptor);
   if (st == LP_OK) {
+    memcpy(g->first_entry, g->staged + g->newest, ENTRY_SIZE);
     g->used += g->nstaged;
     g->first = newest;
   }

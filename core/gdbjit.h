@@ -28,6 +28,7 @@ typedef struct core_gdbjit {
   uint8_t *staged;      /* objects and entries to go at base + used (malloc'd) */
   size_t nstaged, capstaged;
   size_t oldest, newest; /* offsets in staged of the first and last entry staged (nstaged: none) */
+  uint8_t first_entry[32]; /* the bytes of the entry at first, as the target has them */
 } core_gdbjit;
 
 /* One copy as GDB is to see it. */
@@ -47,9 +48,9 @@ lp_status core_gdbjit_image(const core_gdbjit_copy *c, uint64_t at, uint8_t **ou
 lp_status core_gdbjit_add(core_gdbjit *g, const core_gdbjit_copy *c);
 
 /* Writes what is staged into the target and links it in, newest first: one
- * write for the objects, one for the old first entry's back link, one for
- * the descriptor, which is written last (a core dumped before it shows the
- * list as it was). */
+ * write for the old first entry (its back link set) and the objects after it,
+ * one for the descriptor, which is written last (a core dumped before it
+ * shows the list as it was). */
 lp_status core_gdbjit_flush(core_gdbjit *g, const core_target *t);
 
 void core_gdbjit_free(core_gdbjit *g);

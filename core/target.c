@@ -44,6 +44,16 @@ lp_status core_mem_write(const core_target *t, uint64_t addr, const void *buf, s
   return LP_OK;
 }
 
+lp_status core_mem_writev(const core_target *t, uint64_t addr, const struct iovec *iov, int n) {
+  size_t want = 0;
+  for (int k = 0; k < n; k++) want += iov[k].iov_len;
+  ssize_t put = pwritev(t->mem_fd, iov, n, (off_t)addr);
+  if (put != (ssize_t)want)
+    return lp_fail("cannot write %zu bytes at 0x%" PRIx64 " in process %d: %s", want, addr, (int)t->pid,
+                   put < 0 ? strerror(errno) : "short write");
+  return LP_OK;
+}
+
 lp_status core_regs_get(pid_t tid, struct user_regs_struct *regs) {
   if (ptrace(PTRACE_GETREGS, tid, 0, regs) != 0)
     return lp_fail("cannot read registers of thread %d: %s", (int)tid, strerror(errno));

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/user.h>
 
 #include "arena.h"
@@ -25,6 +26,8 @@ void core_target_close(core_target *t);
 
 lp_status core_mem_read(const core_target *t, uint64_t addr, void *buf, size_t n);
 lp_status core_mem_write(const core_target *t, uint64_t addr, const void *buf, size_t n);
+/* Writes the N buffers of IOV one after another from ADDR: one system call. */
+lp_status core_mem_writev(const core_target *t, uint64_t addr, const struct iovec *iov, int n);
 
 lp_status core_regs_get(pid_t tid, struct user_regs_struct *regs);
 lp_status core_regs_set(pid_t tid, const struct user_regs_struct *regs);
