@@ -14,8 +14,8 @@
  * function that cannot be relocated gets its original byte back and runs
  * natively ("native"); so does, marked run, one of which the collectors ask
  * nothing but that it ran ("marked", marks_alone).  Each copy is named in the
- * perf map and given unwind information made from the original's
- * (describe_copy).
+ * perf map and given unwind information made from the original's, at once
+ * for a function with an LSDA, else when first needed (describe_copy).
  *
  * Coverage probes (a block's, and the entry's mark when no collector wants
  * entry counts) are needed only until they first run: every SWEEP_MS (up
@@ -846,11 +846,20 @@ static bool find_cfi(const pmodule *m, const core_function *fn, reloc_cfi *out) 
 
 /* Names the copy of FN at DEST for perf and gives it unwind information made
  * from CFI, the original's (NULL: none), registered before the next unwind.
- * Fails only when the function has exception tables that its copy cannot
- * have: it must not run then, or a throw through it would end the program. */
+ * A function without exception tables gets it and its GDB object only when
+ * the program unwinds, dumps core or is left (process_describe_later: ~6 % of
+ * the tracer's instructions on programs that never need them).  Fails only
+ * when the function has exception tables that its copy cannot have: it must
+ * not run then, or a throw through it would end the program. */
 static lp_status describe_copy(process *p, const pmodule *m, const core_function *fn, const reloc_cfi *cfi,
                                const reloc_plan *plan, uint64_t dest, uint64_t size) {
   core_perfmap_add(&p->perfmap, dest, size, fn->name);
+  if (!cfi || !cfi->lsda) {
+    size_t norigins;
+    const reloc_origin *origins = reloc_origins(plan, &norigins);
+    LP_CHECK(process_describe_later(p, fn->name, dest, size, m->arena.base, cfi, origins, norigins));
+    return process_arm_unwinder(p);
+  }
   core_gdbjit_copy gdb = {fn->name, dest, size, NULL, 0};
   reloc_unwind u = {0};
   if (cfi && reloc_unwind_build(plan, cfi, dest, &u) != LP_OK && cfi->lsda) return LP_ERR;

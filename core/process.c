@@ -9,8 +9,11 @@
  * file of its own over every view, at the same addresses, so that the copies
  * it inherited count into its file.  Modules the loader adds later are found
  * at its hook (r_debug.r_brk); those it removes keep their counts.  The
- * copies' unwind information is registered with libgcc's unwinder from the
- * first thread that enters _Unwind_Find_FDE while some is pending (the
+ * copies' unwind information (made, with their GDB objects, only when first
+ * needed for functions without an LSDA: process_describe_copies, at an
+ * unwind, a signal that dumps core or a detach) is registered with libgcc's
+ * unwinder from the first thread that enters _Unwind_Find_FDE while some is
+ * pending (the
  * others wait at its break meanwhile; a fork child registers what its
  * memory lacks, its unwinder's lock released if a thread held it at the
  * fork), or at a detach, when the unwinder's lock is free; libgcc_s
@@ -305,10 +308,50 @@ static bool is_unwinder_library(const char *path) {
   return !strncmp(base ? base + 1 : path, "libgcc_s.so", 11);
 }
 
-/* A break at the unwinder's lookup while registrations are pending: they are
- * made by the first thread that unwinds, before it looks anything up. */
+lp_status process_describe_later(process *p, const char *name, uint64_t dest, uint64_t size, uint64_t region,
+                                 const reloc_cfi *cfi, const reloc_origin *origins, size_t norigins) {
+  if (p->nlater == p->caplater) {
+    size_t cap = p->caplater ? 2 * p->caplater : 64;
+    later_copy *grown = realloc(p->later, cap * sizeof *grown);
+    if (!grown) return lp_fail("out of memory");
+    p->later = grown;
+    p->caplater = cap;
+  }
+  later_copy *c = &p->later[p->nlater];
+  *c = (later_copy){name, dest, size, region, cfi != NULL, cfi ? *cfi : (reloc_cfi){0}, NULL, 0};
+  if (cfi && norigins) {
+    if (!(c->origins = malloc(norigins * sizeof *c->origins))) return lp_fail("out of memory");
+    memcpy(c->origins, origins, norigins * sizeof *c->origins);
+    c->norigins = norigins;
+  }
+  p->nlater++;
+  return LP_OK;
+}
+
+void process_describe_copies(process *p) {
+  for (size_t k = 0; k < p->nlater; k++) {
+    later_copy *c = &p->later[k];
+    reloc_unwind u = {0};
+    if (c->has_cfi && reloc_unwind_build_later(c->origins, c->norigins, c->size, &c->cfi, c->dest, &u) != LP_OK)
+      u = (reloc_unwind){0}; /* the copy has no unwind information, as the original none usable */
+    core_gdbjit_copy gdb = {c->name, c->dest, c->size, u.eh, u.eh_size};
+    if (core_gdbjit_add(&p->gdbjit, &gdb) != LP_OK) p->gdbjit.descriptor = 0; /* full: no more */
+    if (u.eh && p->unwind && core_unwind_add(p->unwind, c->dest, c->region, &u) != LP_OK)
+      fprintf(stderr, "lazyprobe: process %d: unwind information of %s's copy not kept: %s\n", (int)p->pid,
+              c->name, lp_error());
+    reloc_unwind_free(&u);
+    free(c->origins);
+  }
+  p->nlater = 0;
+  if (core_gdbjit_flush(&p->gdbjit, &p->target) != LP_OK) p->gdbjit.descriptor = 0;
+}
+
+/* A break at the unwinder's lookup while registrations are pending (or copies
+ * wait to be described): they are made by the first thread that unwinds,
+ * before it looks anything up. */
 lp_status process_arm_unwinder(process *p) {
-  if (!p->find_fde || p->find_fde_armed || !p->unwind || !core_unwind_pending(p->unwind)) return LP_OK;
+  if (!p->find_fde || p->find_fde_armed || !p->unwind || (!core_unwind_pending(p->unwind) && !p->nlater))
+    return LP_OK;
   LP_CHECK(core_mem_read(&p->target, p->find_fde, &p->find_fde_byte, 1));
   uint8_t brk = INT3;
   LP_CHECK(core_mem_write(&p->target, p->find_fde, &brk, 1));
@@ -349,6 +392,7 @@ static lp_status disarm_when_done(process *p) {
 }
 
 lp_status process_register_unwind(core_session *s, process *p, pid_t tid) {
+  process_describe_copies(p);
   size_t need = core_unwind_flush_size(p->unwind);
   if (!need) return disarm_when_done(p);
   if (p->eh_data.size - p->eh_data.used < need) {
@@ -380,6 +424,7 @@ lp_status process_register_unwind(core_session *s, process *p, pid_t tid) {
  * when the unwinder's lock is free: a thread stopped holding it would never
  * let the registration through.  Quiet when nothing is pending. */
 void process_register_at_detach(core_session *s, process *p, pid_t tid) {
+  process_describe_copies(p); /* a debugger may come */
   if (!p->find_fde || !p->unwind || !core_unwind_pending(p->unwind)) return;
   uint64_t lock = p->registry_lock;
   int32_t held = 1;
@@ -795,6 +840,15 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   p->gdbjit.staged = NULL; /* nothing is staged between stops */
   p->gdbjit.nstaged = p->gdbjit.capstaged = 0;
   p->mods = calloc(parent->nmods + 1, sizeof *p->mods);
+  p->later = malloc((parent->nlater + 1) * sizeof *p->later);
+  p->caplater = parent->nlater + 1;
+  p->nlater = 0;
+  for (size_t k = 0; p->later && k < parent->nlater; k++) { /* its memory has the same copies */
+    const later_copy *c = &parent->later[k];
+    if (process_describe_later(p, c->name, c->dest, c->size, c->region, c->has_cfi ? &c->cfi : NULL, c->origins,
+                               c->norigins) != LP_OK)
+      break;
+  }
   p->pending = malloc((parent->npending + 1) * sizeof *p->pending);
   p->pending_slots = malloc((parent->npending + 1) * sizeof *p->pending_slots);
   p->removed = malloc((parent->nremoved + 1) * sizeof *p->removed);
@@ -805,7 +859,8 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   p->capside_jumps = parent->nside_jumps + 1;
   p->capredirects = parent->nredirects + 1;
   p->nmods = 0;
-  lp_status st = p->mods && p->pending && p->pending_slots && p->removed && p->redirects && p->homes && p->side_jumps
+  lp_status st = p->mods && p->later && p->nlater == parent->nlater && p->pending && p->pending_slots && p->removed &&
+                         p->redirects && p->homes && p->side_jumps
                      ? LP_OK
                      : lp_fail("out of memory");
   if (p->side_jumps) memcpy(p->side_jumps, parent->side_jumps, parent->nside_jumps * sizeof *p->side_jumps);
@@ -876,6 +931,8 @@ void process_free(process *p) {
     free(p->mods[k].fns);
   }
   free(p->mods);
+  for (size_t k = 0; k < p->nlater; k++) free(p->later[k].origins);
+  free(p->later);
   free(p->pending);
   free(p->pending_slots);
   free(p->removed);

@@ -597,6 +597,15 @@ static void on_tick(core_session *s, uint64_t *next_tick, uint64_t deadline) {
   }
 }
 
+/* Does SIG's default action dump core (signal(7))? */
+static bool dumps_core(int sig) {
+  switch (sig) {
+  case SIGQUIT: case SIGILL: case SIGTRAP: case SIGABRT: case SIGBUS: case SIGFPE:
+  case SIGSEGV: case SIGSYS: case SIGXCPU: case SIGXFSZ: return true;
+  default: return false;
+  }
+}
+
 /* One stop of a traced thread. */
 static lp_status on_stop(core_session *s, thread *th, int status) {
   pid_t tid = th->tid;
@@ -617,6 +626,7 @@ static lp_status on_stop(core_session *s, thread *th, int status) {
                stubs_fault_home(s, th->proc, tid) != LP_OK) {
       fprintf(stderr, "lazyprobe: process %d: a fault not moved home: %s\n", (int)th->proc->pid, lp_error());
     }
+    if (sig && dumps_core(sig)) process_describe_copies(th->proc); /* gdb reads a core's copies from its memory */
     resume(s, tid, sig);
     break;
   case PTRACE_EVENT_STOP:

@@ -31,6 +31,20 @@
 #define INT3 0xcc
 #define PAGE 4096ull
 
+/* A copy whose unwind information and GDB object are made only when first
+ * needed (process_describe_copies): a function without exception tables,
+ * whose information nothing reads unless the program unwinds, dumps core or
+ * is left to a debugger. */
+typedef struct later_copy {
+  const char *name;       /* its function's (the module's, which outlives it) */
+  uint64_t dest, size;    /* the copy */
+  uint64_t region;        /* its arena's base (core_unwind_add) */
+  bool has_cfi;
+  reloc_cfi cfi;          /* the original's call frame information */
+  reloc_origin *origins;  /* the copy's origin map (malloc'd) */
+  size_t norigins;
+} later_copy;
+
 /* The plan of a function's last stripped copy, kept to make the next one
  * (breaks.c): measured again, not decoded again. */
 typedef struct kept_plan {
@@ -194,6 +208,8 @@ typedef struct process {
   uint64_t r_debug, r_brk; /* the loader's list and its hook (0: none) */
   uint8_t r_brk_byte;     /* the byte under the hook's break */
   core_unwind *unwind;    /* unwind information of copies not yet registered */
+  later_copy *later;      /* copies not described yet (process_describe_copies) */
+  size_t nlater, caplater;
   uint64_t find_fde;      /* the unwinder's _Unwind_Find_FDE (0: none loaded yet) */
   uint64_t register_fn;   /* __register_frame_info, in the same library */
   uint64_t registry_lock; /* the lock of its list of registered objects (0: not found) */
@@ -265,6 +281,13 @@ lp_status process_remap(core_session *s, process *p, pid_t tid);
 void process_free(process *p);
 pmodule *process_module_at(process *p, uint64_t addr, long *function);
 lp_status process_arm_unwinder(process *p);
+/* Keeps the copy of NAME at DEST (SIZE bytes, in the arena at REGION) to be
+ * described later; CFI (NULL: none) has no LSDA; ORIGINS is copied. */
+lp_status process_describe_later(process *p, const char *name, uint64_t dest, uint64_t size, uint64_t region,
+                                 const reloc_cfi *cfi, const reloc_origin *origins, size_t norigins);
+/* Describes the copies kept for later: unwind information queued for
+ * registration, GDB's objects written into the target. */
+void process_describe_copies(process *p);
 lp_status process_register_unwind(core_session *s, process *p, pid_t tid);
 void process_register_at_detach(core_session *s, process *p, pid_t tid);
 lp_status process_keep_sigtrap_action(core_session *s, process *p, pid_t tid);

@@ -265,9 +265,7 @@ static lp_status put_rule(dw_buf *o, uint64_t reg, const rule *r, const rule *in
 }
 
 /* The copy's FDE program: the rows along the origin map. */
-static lp_status put_program(dw_buf *o, const interp *in, const reloc_plan *plan) {
-  size_t norigins;
-  const reloc_origin *origins = reloc_origins(plan, &norigins);
+static lp_status put_program(dw_buf *o, const interp *in, const reloc_origin *origins, size_t norigins) {
   frame_state cur = in->init;
   uint64_t at = 0; /* offset the program has reached */
   uint64_t lo = in->cfi->pc_begin, hi = lo + in->cfi->pc_range;
@@ -351,8 +349,10 @@ bool reloc_cfi_returns_from(const reloc_cfi *cfi, uint64_t addr) {
   return gone;
 }
 
-lp_status reloc_unwind_build(const reloc_plan *plan, const reloc_cfi *cfi, uint64_t dest,
-                             reloc_unwind *out) {
+/* The fragment for a copy at DEST of COPY_SIZE bytes with the origin map
+ * ORIGINS; PLAN translates the LSDA (NULL: CFI has none). */
+static lp_status build(const reloc_plan *plan, const reloc_origin *origins, size_t norigins, size_t copy_size,
+                       const reloc_cfi *cfi, uint64_t dest, reloc_unwind *out) {
   *out = (reloc_unwind){0};
   interp in = {.cfi = cfi};
   dw_buf eh = {0}, lsda = {0};
@@ -395,11 +395,11 @@ lp_status reloc_unwind_build(const reloc_plan *plan, const reloc_cfi *cfi, uint6
   dw_le(&eh, 0, 4);                   /* length */
   dw_le(&eh, fde + 4, 4);             /* CIE pointer: back from this field to the CIE */
   dw_le(&eh, dest, 8);
-  dw_le(&eh, reloc_copy_size(plan), 8);
+  dw_le(&eh, copy_size, 8);
   dw_uleb(&eh, cfi->lsda ? 8 : 0);
   out->lsda_field = eh.n;
   if (cfi->lsda) dw_le(&eh, 0, 8);    /* reloc_unwind_place_lsda */
-  st = put_program(&eh, &in, plan);
+  st = put_program(&eh, &in, origins, norigins);
   if (st != LP_OK) goto fail;
   close_entry(&eh, fde);
   dw_le(&eh, 0, 4);                   /* the terminator */
@@ -424,6 +424,21 @@ fail:
 void reloc_unwind_place_lsda(reloc_unwind *u, uint64_t lsda_addr) {
   if (!u->lsda) return;
   for (unsigned i = 0; i < 8; i++) u->eh[u->lsda_field + i] = (uint8_t)(lsda_addr >> (8 * i));
+}
+
+lp_status reloc_unwind_build(const reloc_plan *plan, const reloc_cfi *cfi, uint64_t dest, reloc_unwind *out) {
+  size_t norigins;
+  const reloc_origin *origins = reloc_origins(plan, &norigins);
+  return build(plan, origins, norigins, reloc_copy_size(plan), cfi, dest, out);
+}
+
+lp_status reloc_unwind_build_later(const reloc_origin *origins, size_t norigins, size_t copy_size,
+                                   const reloc_cfi *cfi, uint64_t dest, reloc_unwind *out) {
+  if (cfi->lsda) {
+    *out = (reloc_unwind){0};
+    return lp_fail("an LSDA is translated with the plan");
+  }
+  return build(NULL, origins, norigins, copy_size, cfi, dest, out);
 }
 
 void reloc_unwind_free(reloc_unwind *u) {

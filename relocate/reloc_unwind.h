@@ -78,6 +78,12 @@ typedef struct reloc_unwind {
 lp_status reloc_unwind_build(const reloc_plan *plan, const reloc_cfi *cfi, uint64_t dest,
                              reloc_unwind *out);
 
+/* The same for a function without an LSDA, once its plan is gone: from the
+ * copy's origin map (reloc_origins, kept) and size.  Fails for one with an
+ * LSDA. */
+lp_status reloc_unwind_build_later(const reloc_origin *origins, size_t norigins, size_t copy_size,
+                                   const reloc_cfi *cfi, uint64_t dest, reloc_unwind *out);
+
 /* Does the original's frame at pc_begin look as a call leaves it (CFA =
  * rsp + 8, no register saved but the return address)?  False for a part of
  * another function's frame, such as gcc's FUNC.cold parts: they are entered by

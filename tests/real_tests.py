@@ -2271,6 +2271,43 @@ def test_attach_late_throw(ctx):
     return results
 
 
+def native_after_usr1(binary):
+    """What BINARY prints natively when sent SIGUSR1 once it printed "ready"."""
+    target, reader = start_target([binary])
+    try:
+        if not reader.wait_for(rb'^ready$', 30):
+            return None
+        os.kill(target.pid, signal.SIGUSR1)
+        target.wait(timeout=60)
+        return reader.text()
+    finally:
+        stop_all(target)
+
+
+def test_attach_late_backtrace(ctx):
+    """attach/late_backtrace: lazyprobe attach --duration 1 to
+    tests/real/attach_backtrace.c (-O2, C: no function has an LSDA), whose
+    spin() runs in its copy from the attach on; after SIGUSR1, sent once
+    lazyprobe detached, backtrace() from k() sees as many frames as natively
+    (through spin's copy: its unwind information, made only when first
+    needed, is made and registered at the detach; 3 frames instead of 8 when
+    it is not)."""
+    name = 'attach/late_backtrace'
+    binary, err = build(ctx, 'attach_backtrace', ['attach_backtrace.c'], ['-O2', '-Wall'])
+    if err:
+        return [(name, [err])]
+    expected = native_after_usr1(binary)
+    if not expected or b'frames' not in expected:
+        return [(name, ['the native run printed %r' % expected])]
+
+    def check(lp, target, outdir, probs):
+        calls = load_calls_safe(outdir, probs)
+        if calls is not None and not module_counts(calls, binary, ctx.syms(binary), ['h'])['h']:
+            probs.append('h not counted while attached')
+
+    return [(name, attach_for_a_second(ctx, name, binary, check, expected=expected))]
+
+
 def test_attach_threads_throw(ctx):
     """attach/threads_throw: lazyprobe attach --duration 1 to
     tests/real/throw_threads.cpp (-O2) with "loop": four threads throwing
@@ -2290,12 +2327,12 @@ def test_attach_threads_throw(ctx):
     return [(name, attach_for_a_second(ctx, name, binary, check, args=['loop']))]
 
 
-def attach_for_a_second(ctx, name, binary, check, stats=False, args=()):
+def attach_for_a_second(ctx, name, binary, check, stats=False, args=(), expected=b'ready\ndone\n'):
     """`lazyprobe attach [--stats] -c calls --duration 1` to BINARY ARGS, a
-    program that prints "ready", loops until SIGUSR1, then prints "done":
-    CHECK(lp, target, outdir, probs) once lazyprobe is gone, the program
-    still running, then the program's end as natively.  Returns the
-    problems."""
+    program that prints "ready", loops until SIGUSR1, then prints "done"
+    (all it prints: EXPECTED): CHECK(lp, target, outdir, probs) once
+    lazyprobe is gone, the program still running, then the program's end as
+    natively.  Returns the problems."""
     outdir = os.path.join(ctx.scratch(name), 'out')
     target, reader = start_target([binary] + list(args))
     cmd = [ctx.lp, 'attach'] + (['--stats'] if stats else []) + ['-c', 'calls', '--duration', '1', '-o', outdir,
@@ -2308,7 +2345,7 @@ def attach_for_a_second(ctx, name, binary, check, stats=False, args=()):
         if lp[0] != 0:
             probs.append('lazyprobe attach: status %s: %s' % (lp[0], rt.short(lp[2])))
         check(lp, target, outdir, probs)
-        release_target(target, reader, b'ready\ndone\n', probs)
+        release_target(target, reader, expected, probs)
     finally:
         stop_all(target)
     if probs:
@@ -2833,6 +2870,7 @@ def jobs(ctx):
     j.append(('attach/plt', lambda: test_attach_plt(ctx)))
     j.append(('attach/cold', lambda: test_attach_cold(ctx)))
     j.append(('attach/late_throw', lambda: test_attach_late_throw(ctx)))
+    j.append(('attach/late_backtrace', lambda: test_attach_late_backtrace(ctx)))
     j.append(('attach/threads_throw', lambda: test_attach_threads_throw(ctx)))
     j.append(('attach/gdb_core', lambda: test_attach_gdb_core(ctx)))
     j.append(('attach/loader_busy', lambda: test_attach_loader_busy(ctx)))
