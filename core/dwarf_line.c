@@ -300,12 +300,20 @@ static lp_status run(dw_cursor *c, const header *h, tables *t,
   machine m;
   reset(&m, h);
   const uint64_t const_add = (255u - h->opcode_base) / h->line_range;
+  /* what each special opcode advances, divided out once per unit: most rows
+   * come from one, and a division is ~10 times an addition's cycles */
+  uint8_t special_ops[256];
+  int16_t special_line[256];
+  for (unsigned op = h->opcode_base; op < 256; op++) {
+    special_ops[op] = (uint8_t)((op - h->opcode_base) / h->line_range);
+    special_line[op] = (int16_t)(h->line_base + (int)((op - h->opcode_base) % h->line_range));
+  }
   while (c->p < c->end) {
     uint8_t op = (uint8_t)dw_read_le(c, 1);
     if (op >= h->opcode_base) { /* special: advance address and line, then a row */
-      unsigned adj = op - h->opcode_base;
-      advance(&m, h, adj / h->line_range);
-      m.line += h->line_base + (int)(adj % h->line_range);
+      if (h->max_ops == 1) m.r.addr += (uint64_t)h->min_insn_length * special_ops[op];
+      else advance(&m, h, special_ops[op]);
+      m.line += special_line[op];
       LP_CHECK(emit(&m, row, ctx));
       continue;
     }
