@@ -5,12 +5,13 @@
  * and whether they change control flow; this is that idea for x64_decode.
  * Handled: the integer ALU ops, mov, lea, push/pop, test, inc/dec, not/neg,
  * imul, movzx/movsx/movsxd, cbw/cwde/cdqe and cwd/cdq/cqo, nop (90, 0f 1f),
+ * shifts and rotates of a register (with their operands: shift_operands),
  * setcc, cmovcc, jcc, jmp and call rel, ret, int3 and ud2; with no prefix but
  * REX and 66, and a long nop's 66 and 2e.  A RIP-relative operand's
  * instruction comes with its operands (wanted at once: rip_operands).  Left
  * to Zydis (false): anything with another prefix, an indirect jmp or call or
- * a shift (their operands are wanted at once too), and every opcode not in
- * the tables.  The general-purpose registers such an instruction writes are
+ * a shift of memory (their operands are wanted at once too), and every opcode
+ * not in the tables.  The general-purpose registers such an instruction writes are
  * read from its bytes when asked (x64_quick_gprs_written).
  * tests/unit/test_decode.c checks every field, the operands given and those
  * registers against Zydis over whole binaries and random bytes. */
@@ -99,6 +100,7 @@ static op_info one_byte(uint8_t b) {
   case 0x6a: return (op_info){IMM8, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_PUSH};
   case 0x6b: return (op_info){RM_IMM8, X64_FLOW_NEXT, 0, ALL, ZYDIS_MNEMONIC_IMUL};
   case 0x80: case 0x81: case 0x83: case 0xf6: case 0xf7: case 0xfe: case 0xff:
+  case 0xc0: case 0xc1: case 0xd0: case 0xd1: case 0xd2: case 0xd3:
     return (op_info){GROUP, X64_FLOW_NEXT, 0, 0, 0};
   case 0x84: case 0x85: return (op_info){RM, X64_FLOW_NEXT, 0, ALL, ZYDIS_MNEMONIC_TEST};
   case 0x88: case 0x89: case 0x8a: case 0x8b: return (op_info){RM, X64_FLOW_NEXT, 0, 0, ZYDIS_MNEMONIC_MOV};
@@ -135,7 +137,14 @@ static op_info two_byte(uint8_t b) {
  * to Zydis (shifts are not grouped here; ff /2 /3 /4 /5 are indirect
  * branches, f6/f7 /4-/7 multiply and divide, /1 is undefined). */
 static op_info group_op(uint8_t opcode, uint8_t reg) {
+  static const uint16_t shift_mnemonic[8] = {ZYDIS_MNEMONIC_ROL, ZYDIS_MNEMONIC_ROR, ZYDIS_MNEMONIC_RCL,
+                                             ZYDIS_MNEMONIC_RCR, ZYDIS_MNEMONIC_SHL, ZYDIS_MNEMONIC_SHR,
+                                             0,                  ZYDIS_MNEMONIC_SAR};
   switch (opcode) {
+  case 0xc0: case 0xc1: case 0xd0: case 0xd1: case 0xd2: case 0xd3: /* shifts and rotates; /6 left to Zydis */
+    if (reg == 6) break;
+    return (op_info){opcode <= 0xc1 ? RM_IMM8 : RM, X64_FLOW_NEXT, reg == 2 || reg == 3 ? X64_FLAG_CF : 0,
+                     reg < 4 ? X64_FLAG_CF | X64_FLAG_OF : ALL, shift_mnemonic[reg]};
   case 0x80: return (op_info){RM_IMM8, X64_FLOW_NEXT, reg == 2 || reg == 3 ? X64_FLAG_CF : 0, ALL, alu_mnemonic[reg]};
   case 0x81: return (op_info){RM_IMMZ, X64_FLOW_NEXT, reg == 2 || reg == 3 ? X64_FLAG_CF : 0, ALL, alu_mnemonic[reg]};
   case 0x83: return (op_info){RM_IMM8, X64_FLOW_NEXT, reg == 2 || reg == 3 ? X64_FLAG_CF : 0, ALL, alu_mnemonic[reg]};
@@ -228,6 +237,8 @@ static uint16_t gprs_written(bool two, uint8_t opcode, uint8_t rex, uint8_t modr
   case 0x99: return 1u << 2; /* cwd, cdq, cqo: rdx */
   case 0x80: case 0x81: case 0x83: return group == 7 || mem ? 0 : gpr(rm, opcode == 0x80, has_rex);
   case 0x88: case 0x89: case 0xc6: case 0xc7: return mem ? 0 : gpr(rm, opcode == 0x88 || opcode == 0xc6, has_rex);
+  case 0xc0: case 0xc1: case 0xd0: case 0xd1: case 0xd2: case 0xd3: /* shifts: register forms only */
+    return mem ? 0 : gpr(rm, opcode == 0xc0 || opcode == 0xd0 || opcode == 0xd2, has_rex);
   case 0xcc: return ALL_GPRS;
   case 0xe8: return CALLER_SAVED | RSP;
   case 0xf6: case 0xf7: return group == 0 || mem ? 0 : gpr(rm, opcode == 0xf6, has_rex); /* test; not, neg */
@@ -248,10 +259,10 @@ static x64_operand reg_operand(unsigned n, bool byte, bool rex, uint16_t size, b
 }
 
 /* Fills OUT's op[] and nops for an instruction of the table whose ModRM names
- * [rip+DISP]: OPCODE (TWO: after 0F), REG the ModRM's reg field with REX.R,
- * OSIZE the operand size, IMM its immediate of IMM_SIZE bits (0: none).
- * False for a form left to Zydis (a nop that names memory). */
-static bool rip_operands(x64_insn *out, bool two, uint8_t opcode, unsigned reg, bool rex, uint16_t osize, int64_t disp,
+ * [rip+DISP] (not a nop: left to Zydis): OPCODE (TWO: after 0F), REG the
+ * ModRM's reg field with REX.R, OSIZE the operand size, IMM its immediate of
+ * IMM_SIZE bits (0: none). */
+static void rip_operands(x64_insn *out, bool two, uint8_t opcode, unsigned reg, bool rex, uint16_t osize, int64_t disp,
                          int64_t imm, uint16_t imm_size) {
   unsigned group = reg & 7;
   bool alu = !two && opcode < 0x40, cmp = alu && opcode >> 3 == 7;
@@ -261,7 +272,6 @@ static bool rip_operands(x64_insn *out, bool two, uint8_t opcode, unsigned reg, 
   order how = G_E;
   bool mem_written = false, reg_written = true;
   if (two) {
-    if (opcode == 0x1f) return false; /* nop [rip+d]: two operands by Zydis's count */
     if (opcode >= 0x90 && opcode <= 0x9f) how = E_ONLY, mem_size = 8, mem_written = true; /* setcc */
     if (opcode == 0xb6 || opcode == 0xbe) mem_size = 8;                                    /* movzx, movsx */
     if (opcode == 0xb7 || opcode == 0xbf) mem_size = 16;
@@ -299,7 +309,25 @@ static bool rip_operands(x64_insn *out, bool two, uint8_t opcode, unsigned reg, 
   case E_ONLY: out->op[0] = mem, out->nops = 1; break;
   }
   out->operands_decoded = true;
-  return true;
+}
+
+/* A register shift's or rotate's operands (wanted at once: x64_decode.h),
+ * and the flags it may leave as they were: none written when its count may
+ * be 0 (cl, or an immediate masked to 0). */
+static void shift_operands(x64_insn *out, uint8_t opcode, uint8_t modrm, uint8_t rex, bool opsize, bool rex_w) {
+  bool byte = opcode == 0xc0 || opcode == 0xd0 || opcode == 0xd2;
+  uint16_t size = byte ? 8 : rex_w ? 64 : opsize ? 16 : 32;
+  out->op[0] = reg_operand((modrm & 7) | (rex & 1 ? 8u : 0u), byte, rex != 0, size, true);
+  if (opcode >= 0xd2) { /* by cl */
+    out->op[1] = (x64_operand){.type = X64_OP_REG, .size = 8, .reg = ZYDIS_REGISTER_RCX};
+    out->flags_written = 0;
+  } else {
+    uint8_t count = opcode <= 0xc1 ? out->bytes[out->len - 1] : 1;
+    out->op[1] = (x64_operand){.type = X64_OP_IMM, .size = 8, .imm = count};
+    if ((count & (size == 64 ? 63 : 31)) == 0) out->flags_written = 0;
+  }
+  out->nops = 2;
+  out->operands_decoded = true;
 }
 
 /* }=== */
@@ -382,6 +410,9 @@ bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn
   }
   if (at > avail) return false;
   bool rip = disp_size == 32 && (code[modrm_at] & 0xc7) == 0x05 && op.shape >= RM && op.shape <= RM_IMMZ;
+  bool shift = !two && (opcode == 0xc0 || opcode == 0xc1 || (opcode >= 0xd0 && opcode <= 0xd3));
+  if (shift && mod != 3) return false;            /* a shift of memory: its operands from Zydis */
+  if (rip && two && opcode == 0x1f) return false; /* nop [rip+d]: two operands by Zydis's count */
 
   memset(out, 0, sizeof *out);
   out->addr = addr;
@@ -395,6 +426,7 @@ bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn
   out->disp_offset = disp_size ? disp_at : 0;
   if (op.flow == X64_FLOW_JCC) out->cc = opcode & 0x0f;
   out->quick = true;
+  if (shift) shift_operands(out, opcode, code[modrm_at], rex_byte, opsize, rex_w);
   if (rip) {
     int32_t disp;
     memcpy(&disp, code + disp_at, sizeof disp);
@@ -409,7 +441,7 @@ bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn
     }
     uint16_t osize = rex_w ? 64 : opsize ? 16 : 32;
     unsigned reg_n = ((code[modrm_at] >> 3) & 7) | (rex_byte & 4 ? 8u : 0u);
-    if (!rip_operands(out, two, opcode, reg_n, rex, osize, disp, imm, (uint16_t)(8 * imm_bytes))) return false;
+    rip_operands(out, two, opcode, reg_n, rex, osize, disp, imm, (uint16_t)(8 * imm_bytes));
     out->rip_relative = true;
     out->rip_target = addr + at + (uint64_t)(int64_t)disp;
   }
