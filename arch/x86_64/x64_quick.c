@@ -386,20 +386,23 @@ bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn
   }
   /* forms Zydis decodes otherwise or rejects */
   uint8_t mod = modrm_at < avail ? code[modrm_at] >> 6 : 0, reg = modrm_at < avail ? (code[modrm_at] >> 3) & 7 : 0;
-  if (!two && opcode == 0x8d && mod == 3) return false;             /* lea without memory: invalid */
-  if (!two && (opcode == 0xc6 || opcode == 0xc7) && reg != 0) return false; /* c6/c7 /1-/7: not mov */
-  if (two && opcode == 0x1f && reg != 0) return false;              /* 0f 1f /1-/7: reserved nops */
-  if (opsize && (op.flow != X64_FLOW_NEXT || op.mnemonic == ZYDIS_MNEMONIC_PUSH || op.mnemonic == ZYDIS_MNEMONIC_POP ||
-                 op.mnemonic == ZYDIS_MNEMONIC_MOVSXD))
-    return false; /* 66 on a branch, push/pop or movsxd: not worth the cases */
-  if (op.flow == X64_FLOW_RET && rex) return false;
-  if (padding && op.mnemonic != ZYDIS_MNEMONIC_NOP) return false;
-  if (!two && opcode == 0x90 && rex) return false; /* xchg with r8, or a nop Zydis names otherwise */
-  if (!two && (opcode == 0x98 || opcode == 0x99)) {
+  switch (two ? 0x100 | opcode : opcode) {
+  case 0x8d: if (mod == 3) return false; break;                 /* lea without memory: invalid */
+  case 0xc6: case 0xc7: if (reg != 0) return false; break;      /* c6/c7 /1-/7: not mov */
+  case 0x11f: if (reg != 0) return false; break;                /* 0f 1f /1-/7: reserved nops */
+  case 0xc3: case 0x90: if (rex) return false; break;           /* 90: xchg with r8, or a nop Zydis names otherwise */
+  case 0x98: case 0x99: {
     static const int widen[2][3] = {{ZYDIS_MNEMONIC_CWDE, ZYDIS_MNEMONIC_CBW, ZYDIS_MNEMONIC_CDQE},
                                     {ZYDIS_MNEMONIC_CDQ, ZYDIS_MNEMONIC_CWD, ZYDIS_MNEMONIC_CQO}};
     op.mnemonic = (uint16_t)widen[opcode & 1][rex_w ? 2 : opsize];
+    break;
   }
+  default: break;
+  }
+  if (opsize && (op.flow != X64_FLOW_NEXT || op.mnemonic == ZYDIS_MNEMONIC_PUSH || op.mnemonic == ZYDIS_MNEMONIC_POP ||
+                 op.mnemonic == ZYDIS_MNEMONIC_MOVSXD))
+    return false; /* 66 on a branch, push/pop or movsxd: not worth the cases */
+  if (padding && op.mnemonic != ZYDIS_MNEMONIC_NOP) return false;
   switch (op.shape) {
   case RM_IMM8: case IMM8: at += 1; break;
   case RM_IMMZ: case IMMZ: at += opsize && !rex_w ? 2 : 4; break; /* REX.W wins over 66 */
@@ -417,7 +420,8 @@ bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn
   memset(out, 0, sizeof *out);
   out->addr = addr;
   out->len = (uint8_t)at;
-  memcpy(out->bytes, code, at);
+  if (avail == sizeof out->bytes) memcpy(out->bytes, code, sizeof out->bytes); /* a fixed copy: two moves */
+  else memcpy(out->bytes, code, at);
   out->flow = op.flow;
   out->mnemonic = op.mnemonic;
   out->flags_read = op.read;
