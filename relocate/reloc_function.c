@@ -1501,11 +1501,12 @@ size_t reloc_jumps_into(const reloc_function_desc *code, uint64_t from, uint64_t
 
 size_t reloc_conditional_branches(const reloc_function_desc *code, uint64_t from, uint64_t to, uint64_t *out,
                                   size_t max) {
-  size_t n = 0;
-  x64_insn in;
-  for (linear l = linear_from(code, from, to); linear_next(&l, &in);) {
-    if (in.flow != X64_FLOW_JCC && in.flow != X64_FLOW_JCC_SHORT) continue;
-    if (n < max) out[n] = in.addr;
+  size_t n = 0, len;
+  x64_flow flow;
+  for (linear l = linear_from(code, from, to);
+       l.at < l.to && x64_decode_flow(code->code + (l.at - code->code_base), l.to - l.at, &len, &flow); l.at += len) {
+    if (flow != X64_FLOW_JCC && flow != X64_FLOW_JCC_SHORT) continue;
+    if (n < max) out[n] = l.at;
     n++;
   }
   return n;

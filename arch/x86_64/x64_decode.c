@@ -178,6 +178,16 @@ bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out)
   return x64_decode_quick(code, avail, addr, out) || x64_decode_zydis(code, avail, addr, out);
 }
 
+bool x64_decode_flow(const uint8_t *code, size_t avail, size_t *len, x64_flow *flow) {
+  if (x64_quick_flow(code, avail, len, flow)) return true;
+  ZydisDecoderContext ctx;
+  ZydisDecodedInstruction zi;
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(x64_zydis_decoder(), &ctx, code, avail, &zi))) return false;
+  *len = zi.length;
+  *flow = classify(&zi);
+  return true;
+}
+
 bool x64_is_nop(const x64_insn *in) { return in->mnemonic == ZYDIS_MNEMONIC_NOP; }
 
 bool x64_decode_operands(x64_insn *in) {

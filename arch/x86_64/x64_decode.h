@@ -81,6 +81,11 @@ bool x64_decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out)
 /* The same from Zydis alone (what x64_decode must agree with: tests compare). */
 bool x64_decode_zydis(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out);
 
+/* The length and control-flow class of the instruction at CODE alone, as
+ * x64_decode gives them, for a scan that needs no more (a never-run
+ * function's conditional branches); false when the bytes are not one. */
+bool x64_decode_flow(const uint8_t *code, size_t avail, size_t *len, x64_flow *flow);
+
 /* Is IN a nop (90, 0F 1F, with or without prefixes): alignment padding? */
 bool x64_is_nop(const x64_insn *in);
 

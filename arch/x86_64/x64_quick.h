@@ -10,6 +10,10 @@
  * (OUT then untouched). */
 bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out);
 
+/* The length and flow of the instruction at CODE, as x64_decode_quick would
+ * give them, without filling an x64_insn; false for one it leaves to Zydis. */
+bool x64_quick_flow(const uint8_t *code, size_t avail, size_t *len, x64_flow *flow);
+
 /* What x64_insn_gprs_written says of IN, which x64_decode_quick decoded
  * (IN->quick), read from its bytes: a planner asks it of every instruction
  * of a function whose jump tables it checks, and Zydis's full decoding cost

@@ -42,6 +42,13 @@ static bool same_operands(const x64_insn *a, const x64_insn *b) {
 static void compare(const char *name, const uint8_t *code, size_t avail, uint64_t addr, tally *t) {
   x64_insn got, want;
   bool ok = x64_decode_quick(code, avail, addr, &got), zok = x64_decode_zydis(code, avail, addr, &want);
+  size_t len;
+  x64_flow flow;
+  bool fok = x64_decode_flow(code, avail, &len, &flow); /* what a scan reads: the same */
+  CHECK(fok == zok && (!fok || (len == want.len && flow == want.flow)),
+        "0x%" PRIx64 " (%02x %02x %02x): x64_decode_flow %d len %zu flow %d, x64_decode %d len %u flow %d", addr,
+        code[0], avail > 1 ? code[1] : 0, avail > 2 ? code[2] : 0, fok, fok ? len : 0, fok ? (int)flow : -1, zok,
+        zok ? want.len : 0, zok ? (int)want.flow : -1);
   if (!zok) {
     CHECK(!ok, "0x%" PRIx64 ": decoded bytes %02x %02x %02x that Zydis rejects", addr, code[0],
           avail > 1 ? code[1] : 0, avail > 2 ? code[2] : 0);
