@@ -344,17 +344,9 @@ uint16_t x64_quick_gprs_written(const x64_insn *in) {
 
 /* }=== */
 
-/* What the table reads of an instruction before an x64_insn is filled. */
-typedef struct parsed {
-  size_t len, modrm_at;
-  op_info op;
-  uint8_t opcode, rex_byte, disp_at, disp_size;
-  bool two, opsize, rex, rex_w, rip, shift;
-} parsed;
-
-/* Reads the instruction at CODE into *P; false for one the table leaves to
- * Zydis. */
-static inline bool parse(const uint8_t *code, size_t avail, parsed *p) {
+/* x64_decode_quick, or with OUT NULL only the length and flow (x64_quick_flow):
+ * one body, whose helpers the compiler inlines. */
+static bool decode(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out, size_t *len, x64_flow *flow) {
   size_t at = 0;
   bool opsize = false, rex_w = false, rex = false, padding = false;
   uint8_t rex_byte = 0;
@@ -426,26 +418,11 @@ static inline bool parse(const uint8_t *code, size_t avail, parsed *p) {
   bool shift = !two && (opcode == 0xc0 || opcode == 0xc1 || (opcode >= 0xd0 && opcode <= 0xd3));
   if (shift && mod != 3) return false;            /* a shift of memory: its operands from Zydis */
   if (rip && two && opcode == 0x1f) return false; /* nop [rip+d]: two operands by Zydis's count */
-  *p = (parsed){at, modrm_at, op, opcode, rex_byte, disp_at, disp_size, two, opsize, rex, rex_w, rip, shift};
-  return true;
-}
-
-bool x64_quick_flow(const uint8_t *code, size_t avail, size_t *len, x64_flow *flow) {
-  parsed p;
-  if (!parse(code, avail, &p)) return false;
-  *len = p.len;
-  *flow = (x64_flow)p.op.flow;
-  return true;
-}
-
-bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out) {
-  parsed p;
-  if (!parse(code, avail, &p)) return false;
-  size_t at = p.len, modrm_at = p.modrm_at;
-  op_info op = p.op;
-  uint8_t opcode = p.opcode, rex_byte = p.rex_byte, disp_at = p.disp_at, disp_size = p.disp_size;
-  bool two = p.two, opsize = p.opsize, rex = p.rex, rex_w = p.rex_w, rip = p.rip, shift = p.shift;
-  if (avail > 15) avail = 15;
+  if (!out) {
+    *len = at;
+    *flow = (x64_flow)op.flow;
+    return true;
+  }
 
   memset(out, 0, sizeof *out);
   out->addr = addr;
@@ -486,4 +463,12 @@ bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn
     out->target = addr + at + (uint64_t)(int64_t)rel;
   }
   return true;
+}
+
+bool x64_decode_quick(const uint8_t *code, size_t avail, uint64_t addr, x64_insn *out) {
+  return decode(code, avail, addr, out, NULL, NULL);
+}
+
+bool x64_quick_flow(const uint8_t *code, size_t avail, size_t *len, x64_flow *flow) {
+  return decode(code, avail, 0, NULL, len, flow);
 }
