@@ -99,6 +99,8 @@ typedef struct child_args {
   int go;        /* the go pipe's read end: a byte once the child is seized */
   int err;       /* the error pipe's write end: the child's pid (or -errno: no
                     child), then errno should its exec fail */
+  int go_write, err_read; /* the other ends, which the child closes: should
+                             lazyprobe end before the byte, its read ends */
   sigset_t mask; /* the signal mask to exec with */
 } child_args;
 
@@ -108,6 +110,8 @@ typedef struct child_args {
 static _Noreturn void run_child(const child_args *a) {
   pid_t self = getpid();
   char c;
+  close(a->go_write);
+  close(a->err_read);
   if (write(a->err, &self, sizeof self) != (ssize_t)sizeof self) _exit(127);
   while (read(a->go, &c, 1) < 0 && errno == EINTR) continue;
   sigprocmask(SIG_SETMASK, &a->mask, NULL);
@@ -162,7 +166,7 @@ lp_status core_launch(const char *path, char *const argv[], pid_t *pid_out, uint
   int go[2], err[2];
   if (pipe2(go, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
     return lp_fail("pipe: %s", strerror(errno));
-  child_args a = {.path = path, .argv = argv, .go = go[0], .err = err[1]};
+  child_args a = {.path = path, .argv = argv, .go = go[0], .err = err[1], .go_write = go[1], .err_read = err[0]};
   pthread_t helper;
   pid_t pid = 0;
   if (start_child(&a, err[0], &helper, &pid) != LP_OK) {
