@@ -333,7 +333,7 @@ void process_describe_copies(process *p) {
     later_copy *c = &p->later[k];
     reloc_unwind u = {0};
     if (c->has_cfi && reloc_unwind_build_later(c->origins, c->norigins, c->size, &c->cfi, c->dest, &u) != LP_OK)
-      u = (reloc_unwind){0}; /* the copy has no unwind information, as the original none usable */
+      u = (reloc_unwind){0}; /* none usable from the original's: the copy goes without */
     core_gdbjit_copy gdb = {c->name, c->dest, c->size, u.eh, u.eh_size};
     if (core_gdbjit_add(&p->gdbjit, &gdb) != LP_OK) p->gdbjit.descriptor = 0; /* full: no more */
     if (u.eh && p->unwind && core_unwind_add(p->unwind, c->dest, c->region, &u) != LP_OK)

@@ -11,10 +11,11 @@
  * instruction comes with its operands (wanted at once: rip_operands).  Left
  * to Zydis (false): anything with another prefix, an indirect jmp or call or
  * a shift of memory (their operands are wanted at once too), and every opcode
- * not in the tables.  The general-purpose registers such an instruction writes are
- * read from its bytes when asked (x64_quick_gprs_written).
- * tests/unit/test_decode.c checks every field, the operands given and those
- * registers against Zydis over whole binaries and random bytes. */
+ * not in the tables.  The general-purpose registers such an instruction
+ * writes are read from its bytes when asked (x64_quick_gprs_written).
+ * tests/unit/test_decode.c checks every field, the operands given, those
+ * registers and the flow scan (x64_quick_flow) against Zydis over whole
+ * binaries and random bytes. */
 #include "x64_quick.h"
 
 #include <string.h>
