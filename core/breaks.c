@@ -65,11 +65,16 @@ static uint8_t original_byte(const pmodule *m, uint64_t link_addr) {
  * a page at a time was 12 000 system calls, ~26 ms). */
 #define SPAN (16 * PAGE)
 
+/* The target's bytes of the run of writes at hand (breaks_write,
+ * remove_probes, put_homes), and the few past its end that an entry's jmp or
+ * a probe takes.  One at a time: the tracer is one thread. */
+static uint8_t span[SPAN + 8];
+_Static_assert(JMP_REL32_SIZE <= 8 && RELOC_COVER_PROBE_SIZE <= 8, "span's room past SPAN");
+
 static bool writes_at(const pmodule *m, unsigned mask, size_t i) { return mask & (1u << m->fns[i].state); }
 
 lp_status breaks_write(process *p, pmodule *m, unsigned mask, bool restore) {
   const core_module *mod = m->file->module;
-  static uint8_t span[SPAN + JMP_REL32_SIZE];
   for (size_t i = 0; i < mod->nfunctions;) {
     if (!writes_at(m, mask, i)) {
       i++;
@@ -731,37 +736,35 @@ static void replacement(const cover_probe *c, uint8_t out[RELOC_COVER_PROBE_SIZE
 }
 
 /* A run of probes removed together: no gap between two of them wider than
- * PROBE_GAP, none of them farther than WINDOW from the first.  Each run costs
+ * PROBE_GAP, none of them farther than SPAN from the first.  Each run costs
  * four system calls (~2 us each here) whatever its bytes, and each byte it
  * copies four times ~1 ns: a gap of a page costs about what a run does. */
 #define PROBE_GAP PAGE
-#define WINDOW (16 * PAGE)
 
 /* Replaces each probe of PROBES (sorted by address) by its replacement, a run
  * of them at a time: one read, then three writes: an int3 over each first
  * byte, then the rest of each, then its first byte. */
 static lp_status remove_probes(process *p, const cover_probe *probes, size_t n) {
-  static uint8_t window[WINDOW + RELOC_COVER_PROBE_SIZE];
   uint8_t with[RELOC_COVER_PROBE_SIZE];
   for (size_t k = 0; k < n;) {
     size_t j = k + 1;
     while (j < n && probes[j].addr - probes[j - 1].addr <= PROBE_GAP &&
-           probes[j].addr + RELOC_COVER_PROBE_SIZE - probes[k].addr <= sizeof window)
+           probes[j].addr - probes[k].addr <= SPAN)
       j++;
     uint64_t lo = probes[k].addr, hi = probes[j - 1].addr + RELOC_COVER_PROBE_SIZE;
-    LP_CHECK(core_mem_read(&p->target, lo, window, hi - lo));
-    for (size_t q = k; q < j; q++) window[probes[q].addr - lo] = INT3;
-    LP_CHECK(core_mem_write(&p->target, lo, window, hi - lo));
+    LP_CHECK(core_mem_read(&p->target, lo, span, hi - lo));
+    for (size_t q = k; q < j; q++) span[probes[q].addr - lo] = INT3;
+    LP_CHECK(core_mem_write(&p->target, lo, span, hi - lo));
     for (size_t q = k; q < j; q++) {
       replacement(&probes[q], with);
-      memcpy(window + (probes[q].addr - lo) + 1, with + 1, sizeof with - 1);
+      memcpy(span + (probes[q].addr - lo) + 1, with + 1, sizeof with - 1);
     }
-    LP_CHECK(core_mem_write(&p->target, lo, window, hi - lo));
+    LP_CHECK(core_mem_write(&p->target, lo, span, hi - lo));
     for (size_t q = k; q < j; q++) {
       replacement(&probes[q], with);
-      window[probes[q].addr - lo] = with[0];
+      span[probes[q].addr - lo] = with[0];
     }
-    LP_CHECK(core_mem_write(&p->target, lo, window, hi - lo));
+    LP_CHECK(core_mem_write(&p->target, lo, span, hi - lo));
     k = j;
   }
   return LP_OK;
@@ -860,13 +863,9 @@ static lp_status describe_copy(process *p, const pmodule *m, const core_function
     LP_CHECK(process_describe_later(p, fn->name, dest, size, m->arena.base, cfi, origins, norigins));
     return process_arm_unwinder(p);
   }
-  core_gdbjit_copy gdb = {fn->name, dest, size, NULL, 0};
-  reloc_unwind u = {0};
-  if (cfi && reloc_unwind_build(plan, cfi, dest, &u) != LP_OK && cfi->lsda) return LP_ERR;
-  gdb.eh = u.eh;
-  gdb.eh_size = u.eh_size;
-  if (core_gdbjit_add(&p->gdbjit, &gdb) != LP_OK) p->gdbjit.descriptor = 0; /* full: no more */
-  lp_status st = u.eh && p->unwind ? core_unwind_add(p->unwind, dest, m->arena.base, &u) : LP_OK;
+  reloc_unwind u;
+  LP_CHECK(reloc_unwind_build(plan, cfi, dest, &u));
+  lp_status st = process_describe(p, fn->name, dest, size, m->arena.base, &u);
   reloc_unwind_free(&u);
   if (st == LP_OK) st = process_arm_unwinder(p);
   return st;
@@ -1642,7 +1641,6 @@ static lp_status keep_home_probes(process *p, home_probe *h, size_t n) {
  * within SPAN bytes (python3's 2 948 watched parts, one write each, cost
  * ~30 ms). */
 static lp_status put_homes(process *p, home_probe *h, size_t n) {
-  static uint8_t span[SPAN];
   if (!n) return LP_OK;
   LP_CHECK(keep_home_probes(p, h, n));
   for (size_t i = 0, j; i < n; i = j) {

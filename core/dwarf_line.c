@@ -311,8 +311,7 @@ static lp_status run(dw_cursor *c, const header *h, tables *t,
   while (c->p < c->end) {
     uint8_t op = (uint8_t)dw_read_le(c, 1);
     if (op >= h->opcode_base) { /* special: advance address and line, then a row */
-      if (h->max_ops == 1) m.r.addr += (uint64_t)h->min_insn_length * special_ops[op];
-      else advance(&m, h, special_ops[op]);
+      advance(&m, h, special_ops[op]);
       m.line += special_line[op];
       LP_CHECK(emit(&m, row, ctx));
       continue;

@@ -328,15 +328,20 @@ lp_status process_describe_later(process *p, const char *name, uint64_t dest, ui
   return LP_OK;
 }
 
+lp_status process_describe(process *p, const char *name, uint64_t dest, uint64_t size, uint64_t region,
+                           const reloc_unwind *u) {
+  core_gdbjit_copy gdb = {name, dest, size, u->eh, u->eh_size};
+  if (core_gdbjit_add(&p->gdbjit, &gdb) != LP_OK) p->gdbjit.descriptor = 0; /* full: no more */
+  return u->eh && p->unwind ? core_unwind_add(p->unwind, dest, region, u) : LP_OK;
+}
+
 void process_describe_copies(process *p) {
   for (size_t k = 0; k < p->nlater; k++) {
     later_copy *c = &p->later[k];
     reloc_unwind u = {0};
     if (c->has_cfi && reloc_unwind_build_later(c->origins, c->norigins, c->size, &c->cfi, c->dest, &u) != LP_OK)
       u = (reloc_unwind){0}; /* none usable from the original's: the copy goes without */
-    core_gdbjit_copy gdb = {c->name, c->dest, c->size, u.eh, u.eh_size};
-    if (core_gdbjit_add(&p->gdbjit, &gdb) != LP_OK) p->gdbjit.descriptor = 0; /* full: no more */
-    if (u.eh && p->unwind && core_unwind_add(p->unwind, c->dest, c->region, &u) != LP_OK)
+    if (process_describe(p, c->name, c->dest, c->size, c->region, &u) != LP_OK)
       fprintf(stderr, "lazyprobe: process %d: unwind information of %s's copy not kept: %s\n", (int)p->pid,
               c->name, lp_error());
     reloc_unwind_free(&u);

@@ -24,6 +24,7 @@
 #include "gdbjit.h"
 #include "perfmap.h"
 #include "reloc.h"
+#include "reloc_unwind.h"
 #include "session.h"
 #include "target.h"
 #include "unwind.h"
@@ -285,8 +286,13 @@ lp_status process_arm_unwinder(process *p);
  * described later; CFI (NULL: none) has no LSDA; ORIGINS is copied. */
 lp_status process_describe_later(process *p, const char *name, uint64_t dest, uint64_t size, uint64_t region,
                                  const reloc_cfi *cfi, const reloc_origin *origins, size_t norigins);
-/* Describes the copies kept for later: unwind information queued for
- * registration, GDB's objects written into the target. */
+/* Describes the copy of NAME at DEST (SIZE bytes, in the arena at REGION)
+ * by U, its unwind information (none: U->eh NULL): its GDB object staged,
+ * U queued for registration. */
+lp_status process_describe(process *p, const char *name, uint64_t dest, uint64_t size, uint64_t region,
+                           const reloc_unwind *u);
+/* Describes the copies kept for later (process_describe), GDB's objects
+ * written into the target. */
 void process_describe_copies(process *p);
 lp_status process_register_unwind(core_session *s, process *p, pid_t tid);
 void process_register_at_detach(core_session *s, process *p, pid_t tid);

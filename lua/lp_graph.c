@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_format.h"
 #include "lp_sort.h"
 #include "reloc.h"
 
@@ -532,14 +533,12 @@ static void materialize(lua_State *L, int fn, int graphs) {
  * address in hex, lower case. */
 static void push_address_hex(lua_State *L, int fn) {
   lua_getfield(L, fn, "address");
-  uint64_t v = (uint64_t)lua_tointeger(L, -1);
+  lp_format_value hex;
+  lp_format_int(&hex, 'x', lua_tointeger(L, -1));
   lua_pop(L, 1);
-  char buf[19], *at = buf + sizeof buf; /* "0x" and 16 digits at most */
-  do *--at = "0123456789abcdef"[v & 15];
-  while (v >>= 4);
-  *--at = 'x';
-  *--at = '0';
-  lua_pushlstring(L, at, (size_t)(buf + sizeof buf - at));
+  lua_pushliteral(L, "0x");
+  lua_pushlstring(L, hex.s, hex.len);
+  lua_concat(L, 2);
 }
 
 /* __index(f, key) for f's fields made when read: its graph's (the graphs

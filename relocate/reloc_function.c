@@ -421,10 +421,11 @@ static bool leaves_after(const reloc_plan *p, size_t i) {
  * of a table base. */
 static bool is_call(const x64_insn *in) { return in->flow == X64_FLOW_CALL || in->flow == X64_FLOW_CALL_INDIRECT; }
 
-/* The general-purpose registers RI may write (x64_insn_gprs_written), decoded
+/* The general-purpose registers RI may write (x64_insn_gprs_written), asked
  * once per instruction: the checks below ask of every decoded instruction
  * each time decoding has added some (an interpreter's dispatches, one after
- * another), and each answer decodes the bytes in full. */
+ * another), and for one the decoding table left to Zydis each answer decodes
+ * the bytes in full. */
 static uint16_t gprs_written(reloc_insn *ri) {
   if (!ri->gprs_known) {
     ri->gprs_written = x64_insn_gprs_written(&ri->x);

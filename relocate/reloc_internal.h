@@ -52,7 +52,7 @@ typedef struct reloc_insn {
   bool leader;       /* first of its block */
   bool entered;      /* entered by no branch of the function: a landing pad of its LSDA (the
                         unwinder), or where its other part (FUNC.cold) jumps back */
-  bool gprs_known;   /* gprs_written is filled (reloc_function.c: writes_gpr) */
+  bool gprs_known;   /* gprs_written is filled (reloc_function.c: gprs_written) */
   uint16_t gprs_written; /* x64_insn_gprs_written(&x), once asked */
 } reloc_insn;
 

@@ -135,10 +135,7 @@ static int by_offset(const void *a, const void *b) {
 size_t x64_branches_into(const uint8_t *code, size_t size, int64_t lo, int64_t hi, int64_t *out, size_t max) {
   into_scan c = {lo, hi, out, 0, max};
   int64_t near_lo = lo - REL8_REACH, near_hi = hi + REL8_REACH; /* where a rel8 branch can land in [lo, hi) */
-  if (near_hi > 0 && near_lo < (int64_t)size)
-    scan_branches(code, size, near_lo > 0 ? (size_t)near_lo : 0, (size_t)near_hi, collect_into, &c);
-  else
-    scan_branches(code, size, 0, 0, collect_into, &c);
+  scan_branches(code, size, near_lo > 0 ? (size_t)near_lo : 0, near_hi > 0 ? (size_t)near_hi : 0, collect_into, &c);
   qsort(out, c.n < max ? c.n : max, sizeof *out, by_offset);
   return c.n;
 }

@@ -67,13 +67,15 @@ static bool may_write(const effects *e, int reg) {
   return false;
 }
 
-bool x64_insn_may_write(const x64_insn *i, int reg) {
-  effects e = effects_of(i);
-  return may_write(&e, reg);
-}
-
 uint16_t x64_gpr_bit(int reg) {
   return reg >= ZYDIS_REGISTER_RAX && reg <= ZYDIS_REGISTER_R15 ? (uint16_t)(1u << (reg - ZYDIS_REGISTER_RAX)) : 0;
+}
+
+bool x64_insn_may_write(const x64_insn *i, int reg) {
+  uint16_t bit = x64_gpr_bit(reg);
+  if (bit && i->quick) return (x64_quick_gprs_written(i) & bit) != 0; /* from the bytes: no decoding again */
+  effects e = effects_of(i);
+  return may_write(&e, reg);
 }
 
 uint16_t x64_insn_gprs_written(const x64_insn *i) {
