@@ -26,7 +26,8 @@ lp_status core_resolve_program(const char *name, char **path);
  * levels, as the kernel).  Copied into IMAGE (SIZE bytes). */
 lp_status core_program_image(const char *path, char *image, size_t size);
 
-/* Forks, seizes (PTRACE_SEIZE with exit-kill) and executes PATH with ARGV,
+/* Starts a child (vfork, from a helper thread), seizes it (PTRACE_SEIZE
+ * with exit-kill) and executes PATH with ARGV,
  * then runs it to AT_ENTRY.  On success the process is stopped with its
  * instruction pointer at the entry, which *entry holds. */
 lp_status core_launch(const char *path, char *const argv[], pid_t *pid, uint64_t *entry);

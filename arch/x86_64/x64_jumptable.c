@@ -19,7 +19,8 @@ static bool is_reg(const x64_operand *o, int reg) { return o->type == X64_OP_REG
 /* x64_insn keeps only the visible operands and the flags an instruction always
  * writes; the matcher must also know the hidden ones (cdqe writes rax, push
  * stores to memory) and the flags it may leave changed (a shift by cl), so it
- * decodes the bytes again. */
+ * decodes the bytes again; but which general-purpose registers a table-decoded
+ * instruction writes comes from its bytes (x64_quick_gprs_written). */
 typedef struct effects {
   bool everything; /* a system call, an interrupt: anything may change */
   bool memory;     /* may store to memory */

@@ -1,5 +1,6 @@
 /* x64_quick.h — the common instructions decoded without Zydis (private to
- * arch/x86_64: x64_decode tries this first). */
+ * arch/x86_64: x64_decode tries this first, x64_decode_flow its flow scan,
+ * x64_jumptable.c its registers written). */
 #ifndef X64_QUICK_H
 #define X64_QUICK_H
 
