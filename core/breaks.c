@@ -1976,24 +1976,23 @@ lp_status breaks_instrument_running(core_session *s, process *p, pmodule *m, lon
   return first_hit(s, p, m, i, 0, resume, nresume);
 }
 
-/* A SIGTRAP in thread TID of P: ours if it stopped just past the int3 we keep
- * at a function entry (an instruction pointer in the middle of the entry's
- * first instruction cannot come from anything else) or at a probe being
- * removed. */
-lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
-  struct user_regs_struct regs;
+/* A SIGTRAP in thread TID of P, REGS its registers at the stop (changed
+ * here where it goes on elsewhere): ours if it stopped just past the int3 we
+ * keep at a function entry (an instruction pointer in the middle of the
+ * entry's first instruction cannot come from anything else) or at a probe
+ * being removed. */
+lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, struct user_regs_struct *regs, bool *ours) {
   *ours = false;
-  LP_CHECK(core_regs_get(tid, &regs));
-  uint64_t at = regs.rip - 1;
+  uint64_t at = regs->rip - 1;
   if (removed_probe(p, at)) { /* met the int3 of a probe being removed: its slot is set */
     *ours = true;
-    regs.rip = at + RELOC_COVER_PROBE_SIZE;
-    return core_regs_set(tid, &regs);
+    regs->rip = at + RELOC_COVER_PROBE_SIZE;
+    return core_regs_set(tid, regs);
   }
   home_probe *h = home_at(p, at);
   if (h) {
     *ours = true;
-    return on_home_probe(s, p, h, tid, &regs);
+    return on_home_probe(s, p, h, tid, regs);
   }
   long i;
   pmodule *m = process_module_at(p, at, &i);
@@ -2001,12 +2000,12 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
   size_t sj = !top && !m ? side_jump_at(p, at) : 0;
   if (sj) {
     *ours = true;
-    return on_side_jump(s, p, sj - 1, tid, &regs);
+    return on_side_jump(s, p, sj - 1, tid, regs);
   }
   if (top) { /* met the int3 at the top of a copy being pointed elsewhere */
     *ours = true;
-    regs.rip = top;
-    return core_regs_set(tid, &regs);
+    regs->rip = top;
+    return core_regs_set(tid, regs);
   }
   if (!m || i < 0 || m->fns[i].state == SHM_EXCLUDED) return LP_OK;
   *ours = true;
@@ -2017,6 +2016,6 @@ lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours) {
   } else if (m->fns[i].state == SHM_TRAPPED) {
     s->stats.trapped_calls++;
   }
-  regs.rip = m->fns[i].state == SHM_NATIVE || m->fns[i].state == SHM_MARKED ? at : m->fns[i].copy;
-  return core_regs_set(tid, &regs);
+  regs->rip = m->fns[i].state == SHM_NATIVE || m->fns[i].state == SHM_MARKED ? at : m->fns[i].copy;
+  return core_regs_set(tid, regs);
 }

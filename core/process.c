@@ -383,7 +383,9 @@ static lp_status serve_stubs(void *ctx) {
 
 static lp_status serve_trap(void *ctx, pid_t tid, bool *handled) {
   serving *sv = ctx;
-  return breaks_on_trap(sv->s, sv->p, tid, handled);
+  struct user_regs_struct regs;
+  LP_CHECK(core_regs_get(tid, &regs));
+  return breaks_on_trap(sv->s, sv->p, tid, &regs, handled);
 }
 
 /* The break stays while the registration runs: another thread that starts

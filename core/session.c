@@ -203,7 +203,7 @@ static lp_status on_trap(core_session *s, thread *th, bool *ours, bool *let_go) 
       fprintf(stderr, "lazyprobe: process %d: unwind information not registered: %s\n", (int)p->pid, lp_error());
     return LP_OK;
   }
-  return breaks_on_trap(s, p, th->tid, ours);
+  return breaks_on_trap(s, p, th->tid, &regs, ours);
 }
 
 /* }=== */

@@ -346,7 +346,7 @@ void breaks_mark_in_file(core_session *s, process *p, pmodule *m, long i);
 /* Function I of M was asked for through its stub: relocated if it has not
  * run, its entry made to lead elsewhere, its stub's waiters let go. */
 lp_status breaks_on_request(core_session *s, process *p, pmodule *m, long i);
-lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, bool *ours);
+lp_status breaks_on_trap(core_session *s, process *p, pid_t tid, struct user_regs_struct *regs, bool *ours);
 lp_status breaks_restore_all(process *p);
 bool breaks_sweeping(const core_session *s);
 lp_status breaks_sweep(core_session *s, process *p);
