@@ -2722,7 +2722,7 @@ def test_strip_big(ctx):
     m = re.search(rb'stripped=(\d+)', lp[2])
     if not m or int(m.group(1)) < 1:
         probs.append('no copy was stripped (%s)' % (m.group(0).decode() if m else 'no stats'))
-    probs += late_and_never(outdir, 'strip_big.c')
+    probs += late_and_never(outdir, 'strip_big.c') + cpu_problems(lp[2])
     calls = load_calls_safe(outdir, probs)
     expect = {'big': rounds, 'late': 1, 'nothing': 0}
     if calls is not None:
@@ -2730,6 +2730,22 @@ def test_strip_big(ctx):
     if probs:
         probs[0] += repro(cmd)
     return [(name, probs[:8])]
+
+
+def cpu_problems(err):
+    """What is wrong with the CPU times of lazyprobe's --stats line: each
+    present, the kernel's part of the tracer's and of the report's no more
+    than the whole (a clock of ticks may give the kernel's part 0)."""
+    cpu = {k.decode(): int(v) for k, v in re.findall(rb'\b(\w+_(?:cpu|sys)_us)=(\d+)', err)}
+    want = ('tracer_cpu_us', 'program_cpu_us', 'report_cpu_us', 'tracer_sys_us', 'report_sys_us')
+    if any(k not in cpu for k in want):
+        return ['--stats lacks some of %s: %s' % (', '.join(want), cpu)]
+    probs = []
+    for part in ('tracer', 'report'):
+        if cpu[part + '_sys_us'] > cpu[part + '_cpu_us']:
+            probs.append('--stats %s_sys_us %d above %s_cpu_us %d' % (part, cpu[part + '_sys_us'], part,
+                                                                     cpu[part + '_cpu_us']))
+    return probs
 
 
 def home_stats(err):
