@@ -6,7 +6,8 @@
 
 Each round runs `OLD run -c C --stats` and `NEW run -c C --stats` on the workload's test input
 (bench/collectors.py builds and names them), the order swapped every round, and prints the
-medians of `--stats`' tracer_cpu_us, report_cpu_us and program_cpu_us for each build. For a
+medians of `--stats`' tracer_cpu_us, report_cpu_us and program_cpu_us for each build (and the
+kernel's part of the first two, tracer_sys_us and report_sys_us, for a build that gives them). For a
 change smaller than this machine's swings between runs (docs/PERFORMANCE.md, session 19):
 both builds meet the same phases of the machine. C may be a built-in collector or a path
 (bench/collectors/cover-noreport.lua: the probes without a report). --pin runs both on one CPU.
@@ -67,10 +68,14 @@ def main():
     for b in builds:
         med = {k: statistics.median(s[k] for s in res[b]) / 1000
                for k in ("tracer_cpu_us", "report_cpu_us", "program_cpu_us")}
-        print("  %s: tracer %.1f, report %.1f, program %.1f, all %.1f" % (
+        sys_part = ""
+        if all("tracer_sys_us" in s for s in res[b]):  # builds before --stats gave it lack it
+            sys_part = " (kernel %.1f / %.1f)" % tuple(statistics.median(s[k] for s in res[b]) / 1000
+                                                       for k in ("tracer_sys_us", "report_sys_us"))
+        print("  %s: tracer %.1f, report %.1f, program %.1f, all %.1f%s" % (
             b, med["tracer_cpu_us"], med["report_cpu_us"], med["program_cpu_us"],
             statistics.median(sum(s[k] for k in ("tracer_cpu_us", "report_cpu_us", "program_cpu_us"))
-                              for s in res[b]) / 1000))
+                              for s in res[b]) / 1000, sys_part))
 
 
 if __name__ == "__main__":
