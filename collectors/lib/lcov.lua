@@ -148,19 +148,23 @@ function lcov.tracefile(run, source)
 end
 
 -- The functions that have no line info, one per line: count, state, name,
--- module, address. marked: the counts are 0/1 (run.probes.entry == "cover").
+-- module, address, as pieces for lazyprobe.write (gcc -c's 5 MB not copied
+-- once more to join them). marked: the counts are 0/1 (run.probes.entry ==
+-- "cover").
 function lcov.nolines_summary(stats, marked)
   local head = { "# lazyprobe coverage: functions without DWARF line info (not in coverage.info)",
                  string.format("# %12s  %-10s %-32s %s", marked and "ran (0/1)" or "entries", "state", "function",
                                "module address"), "" }
+  -- as columns, written at once: gcc's cc1 has 45 000 (the address as an
+  -- integer, in hex by format_rows: f.address_hex made a string of each)
   local count, state, name, module, address = {}, {}, {}, {}, {}
-  for i, f in ipairs(stats.nolines) do -- as columns, written at once: gcc's cc1 has 45 000
+  for i, f in ipairs(stats.nolines) do
     count[i], state[i], name[i], module[i], address[i] = stats.runs[f] or f.count, f.state, f.name, f.module,
-                                                         f.address_hex
+                                                         f.address
   end
-  if #count == 0 then return table.concat(head, "\n") end
-  return table.concat(head, "\n") ..
-         lazyprobe.format_rows("%14d  %-10s %-32s %s %s\n", count, state, name, module, address)
+  if #count == 0 then return { table.concat(head, "\n") } end
+  return { table.concat(head, "\n"),
+           lazyprobe.format_rows("%14d  %-10s %-32s %s 0x%x\n", count, state, name, module, address) }
 end
 
 local function pct(a, b)
