@@ -70,11 +70,21 @@ function calls.report(run)
   for _, p in ipairs(run.processes) do
     doc.processes[#doc.processes + 1] = { pid = p.pid, program = p.program, ["end"] = p["end"] }
   end
-  for _, f in ipairs(all) do
-    local entry = { name = f.name, module = f.module, address = f.address_hex, count = f.count,
-                    state = f.state }
-    if f.note ~= "" then entry.reason = f.note end
-    doc.functions[#doc.functions + 1] = entry
+  -- the functions as json.encode writes them (an object on a line, its keys
+  -- sorted), by format_rows: json.encode of gcc's 47 724 function tables
+  -- was a third of its report
+  if #all > 0 then
+    local address, count, module, name, reason, state, sep = {}, {}, {}, {}, {}, {}, {}
+    local quote = json.quote
+    for i, f in ipairs(all) do
+      address[i], count[i], module[i], name[i], state[i], sep[i] = f.address, f.count, quote(f.module),
+                                                                 quote(f.name), quote(f.state), ","
+      reason[i] = f.note ~= "" and ', "reason": ' .. quote(f.note) or ""
+    end
+    sep[#all] = ""
+    doc.functions = json.raw("[\n" .. lazyprobe.format_rows(
+      '    {"address": "0x%x", "count": %d, "module": %s, "name": %s%s, "state": %s}%s\n',
+      address, count, module, name, reason, state, sep) .. "  ]")
   end
   local ok, err = lazyprobe.write("calls.json", json.encode(doc))
   if not ok then error(err, 0) end

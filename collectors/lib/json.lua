@@ -2,12 +2,22 @@
 -- Tables with a non-empty array part (or marked with json.array) become arrays;
 -- other tables become objects with their keys sorted, so output is stable.
 -- Objects whose values are all scalars are written on one line.
+-- json.raw(text) is a value written as TEXT, already JSON (a long array a
+-- collector wrote with lazyprobe.format_rows, say); json.quote(s) is string
+-- S as JSON writes it, quotes included.
 local json = {}
 
 local array_mark = setmetatable({}, { __mode = "k" })
+local raw_text = setmetatable({}, { __mode = "k" })
 
 function json.array(t)
   array_mark[t] = true
+  return t
+end
+
+function json.raw(text)
+  local t = {}
+  raw_text[t] = text
   return t
 end
 
@@ -29,6 +39,7 @@ local function quote(s)
   quoted[s] = q
   return q
 end
+json.quote = quote
 
 local encode
 
@@ -90,7 +101,10 @@ local function encode_table(t, indent, out, n)
 end
 
 encode = function(v, indent, out, n)
-  if type(v) == "table" then return encode_table(v, indent, out, n) end
+  if type(v) == "table" then
+    if raw_text[v] then out[n + 1] = raw_text[v] return n + 1 end
+    return encode_table(v, indent, out, n)
+  end
   out[n + 1] = scalar(v)
   return n + 1
 end

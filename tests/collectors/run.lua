@@ -470,5 +470,14 @@ test("lib/graph row_at", function()
   eq(graph.row_at(rows, 99), 4)
 end)
 
+test("lib/json quote and raw", function()
+  local json = require("json")
+  eq(json.quote('a"b\\c\n'), '"a\\"b\\\\c\\n"', "escaped")
+  eq(json.quote("plain"), '"plain"')
+  -- a raw value is written as it is, where an encoded one would go
+  eq(json.encode({ a = json.raw("[1, 2]"), b = 3 }), '{\n  "a": [1, 2],\n  "b": 3\n}\n')
+  eq(json.encode({ json.raw("{}"), 1 }), "[\n  {},\n  1\n]\n")
+end)
+
 print(string.format("%d passed, %d failed", passed, failed))
 os.exit(failed == 0 and 0 or 1)
