@@ -147,10 +147,13 @@ function lcov.tracefile(run, source)
   return out, stats
 end
 
+local ROWS_A_PIECE = 4096
+
 -- The functions that have no line info, one per line: count, state, name,
--- module, address, as pieces for lazyprobe.write (gcc -c's 5 MB not copied
--- once more to join them). marked: the counts are 0/1 (run.probes.entry ==
--- "cover").
+-- module, address, as pieces for lazyprobe.write: gcc -c's 5 MB neither
+-- joined nor made at once (format_rows' buffer of them all and the string
+-- it is copied into were a quarter of its report's memory). marked: the
+-- counts are 0/1 (run.probes.entry == "cover").
 function lcov.nolines_summary(stats, marked)
   local head = { "# lazyprobe coverage: functions without DWARF line info (not in coverage.info)",
                  string.format("# %12s  %-10s %-32s %s", marked and "ran (0/1)" or "entries", "state", "function",
@@ -162,9 +165,14 @@ function lcov.nolines_summary(stats, marked)
     count[i], state[i], name[i], module[i], address[i] = stats.runs[f] or f.count, f.state, f.name, f.module,
                                                          f.address
   end
-  if #count == 0 then return { table.concat(head, "\n") } end
-  return { table.concat(head, "\n"),
-           lazyprobe.format_rows("%14d  %-10s %-32s %s 0x%x\n", count, state, name, module, address) }
+  local pieces, move = { table.concat(head, "\n") }, table.move
+  for first = 1, #count, ROWS_A_PIECE do
+    local last = math.min(#count, first + ROWS_A_PIECE - 1)
+    local function rows(column) return move(column, first, last, 1, {}) end
+    pieces[#pieces + 1] = lazyprobe.format_rows("%14d  %-10s %-32s %s 0x%x\n", rows(count), rows(state), rows(name),
+                                                rows(module), rows(address))
+  end
+  return pieces
 end
 
 local function pct(a, b)

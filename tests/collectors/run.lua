@@ -470,6 +470,26 @@ test("lib/graph row_at", function()
   eq(graph.row_at(rows, 99), 4)
 end)
 
+test("lib/lcov nolines_summary: rows in pieces, as string.format writes them", function()
+  -- more functions than a piece holds: every row once, in order
+  local lcov = require("lcov")
+  local stats = { nolines = {}, runs = {} }
+  local want = {}
+  for i = 1, 9000 do
+    local f = { name = "fn_" .. i, module = "/bin/big", address = 0x1000 + 16 * i, count = i % 3, state = "marked" }
+    stats.nolines[i] = f
+    want[i] = string.format("%14d  %-10s %-32s %s 0x%x\n", f.count, f.state, f.name, f.module, f.address)
+  end
+  stats.runs[stats.nolines[5]] = 7
+  want[5] = string.format("%14d  %-10s %-32s %s 0x%x\n", 7, "marked", "fn_5", "/bin/big", 0x1000 + 16 * 5)
+  _G.lazyprobe = mock_library("/out", tiny_lines)
+  local pieces = lcov.nolines_summary(stats, true)
+  _G.lazyprobe = nil
+  assert(#pieces > 2, "one piece for the header, more than one for the rows")
+  assert(pieces[1]:find("^# lazyprobe coverage"), "the header first")
+  eq(table.concat(pieces, "", 2), table.concat(want))
+end)
+
 test("lib/json quote and raw", function()
   local json = require("json")
   eq(json.quote('a"b\\c\n'), '"a\\"b\\\\c\\n"', "escaped")
