@@ -1,5 +1,6 @@
 /* lazyprobe.c — the command line: parses options and calls the library; puts
- * lazyprobe's own heap on transparent huge pages first (heap_on_huge_pages).
+ * lazyprobe's own heap on transparent huge pages first (heap_on_huge_pages);
+ * ends after the reports without closing their Lua state (report).
  *
  *   lazyprobe run [-c COLLECTORS] [-o DIR] [OPTIONS] -- PROGRAM ARGS...
  *   lazyprobe attach [-c COLLECTORS] [-o DIR] [OPTIONS] [--duration SECONDS] PID
