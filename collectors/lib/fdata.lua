@@ -125,18 +125,23 @@ local function module_profile(funcs, index, source)
         local nblocks = #block_address
         local is_target, outs = {}, {}
         for e = 1, #from do
-          outs[from[e]] = (outs[from[e]] or 0) + 1
-          if kind[e] ~= "fall" and to[e] > 0 then is_target[to[e]] = true end
+          local b, t = from[e], to[e]
+          outs[b] = (outs[b] or 0) + 1
+          if t > 0 and kind[e] ~= "fall" then is_target[t] = true end
         end
-        -- the records kept, as columns: from offset, to offset, count
+        -- the records kept, as columns: from offset, to offset, count (an
+        -- edge that never ran is passed over at its count: most are)
         local from_off, to_off, kept_count, nkept, in_order = {}, {}, {}, 0, true
         for e = 1, #from do
-          local c, t, k = count[e], to[e], kind[e]
+          local c, t = count[e], to[e]
           local keep = c and c > 0 and t > 0 and t <= nblocks
-          if keep and k == "fall" then
-            keep = not call_sites[branch[e]] and (outs[from[e]] > 1 or is_target[t])
-          elseif keep then
-            keep = k == "taken" or k == "jump" or k == "table"
+          if keep then
+            local k = kind[e]
+            if k == "fall" then
+              keep = not call_sites[branch[e]] and (outs[from[e]] > 1 or is_target[t])
+            else
+              keep = k == "taken" or k == "jump" or k == "table"
+            end
           end
           if keep then
             local fo, to = branch[e] - base, (target[e] ~= 0 and target[e] or block_address[t]) - base
