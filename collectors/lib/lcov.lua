@@ -158,20 +158,24 @@ function lcov.nolines_summary(stats, marked)
   local head = { "# lazyprobe coverage: functions without DWARF line info (not in coverage.info)",
                  string.format("# %12s  %-10s %-32s %s", marked and "ran (0/1)" or "entries", "state", "function",
                                "module address"), "" }
-  -- as columns, written at once: gcc's cc1 has 45 000 (the address as an
-  -- integer, in hex by format_rows: f.address_hex made a string of each)
-  local count, state, name, module, address = {}, {}, {}, {}, {}
-  for i, f in ipairs(stats.nolines) do
-    count[i], state[i], name[i], module[i], address[i] = stats.runs[f] or f.count, f.state, f.name, f.module,
-                                                         f.address
+  -- as columns, each ROWS_A_PIECE rows written at once: gcc's cc1 has 45 000
+  -- (the address as an integer, in hex by format_rows: f.address_hex made a
+  -- string of each)
+  local pieces = { table.concat(head, "\n") }
+  local count, state, name, module, address, n
+  local function written()
+    if n and n > 0 then
+      pieces[#pieces + 1] = lazyprobe.format_rows("%14d  %-10s %-32s %s 0x%x\n", count, state, name, module, address)
+    end
+    count, state, name, module, address, n = {}, {}, {}, {}, {}, 0
   end
-  local pieces, move = { table.concat(head, "\n") }, table.move
-  for first = 1, #count, ROWS_A_PIECE do
-    local last = math.min(#count, first + ROWS_A_PIECE - 1)
-    local function rows(column) return move(column, first, last, 1, {}) end
-    pieces[#pieces + 1] = lazyprobe.format_rows("%14d  %-10s %-32s %s 0x%x\n", rows(count), rows(state), rows(name),
-                                                rows(module), rows(address))
+  written()
+  for _, f in ipairs(stats.nolines) do
+    n = n + 1
+    count[n], state[n], name[n], module[n], address[n] = stats.runs[f] or f.count, f.state, f.name, f.module, f.address
+    if n == ROWS_A_PIECE then written() end
   end
+  written()
   return pieces
 end
 
