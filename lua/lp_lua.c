@@ -653,7 +653,12 @@ static bool push_run(lp_lua *lp, const shm_counters *files, size_t nfiles, bool 
   run_files rf = {lp, files, nfiles, lazy};
   lua_pushcfunction(lp->L, l_push_run);
   lua_pushlightuserdata(lp->L, &rf);
-  return call(lp, 1, 1, what);
+  /* all it makes is the run table, alive to the end: the collector's steps
+   * meanwhile only walked it (gcc -c's report: 19 M instructions) */
+  lua_gc(lp->L, LUA_GCSTOP);
+  bool ok = call(lp, 1, 1, what);
+  lua_gc(lp->L, LUA_GCRESTART);
+  return ok;
 }
 
 /* Calls FIELD(run) of every collector that has it; returns the failures. */
