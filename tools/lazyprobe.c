@@ -107,7 +107,7 @@ static bool wanted(const char *name, const char *pids) {
  * processes in PIDS, or all), or over the single file TARGET.  The process
  * ends after it without closing the Lua state, as Lua's os.exit does without
  * its close argument: lua_close freed the run table one object at a time
- * (51 M instructions after gcc -c's report, its 47 724 functions), memory
+ * (25 M instructions after gcc -c's report, its 47 724 functions), memory
  * the process's end gives back at once.  A collector's __gc metamethods do
  * not run at the end; the C library flushes the files io.open opened. */
 static int report(lp_lua *lua, const char *target, const char *pids) {

@@ -76,19 +76,12 @@ function callgrind.profile(run, source, opts)
 
   local explained = graph.explained_entries(index, funcs, columns, by_name)
 
-  -- counters: `#out` is a search on every call (gcc's cc1: ~150 000 lines)
-  local out, nout = {}, 0
-  local function emit(s)
-    nout = nout + 1
-    out[nout] = s
-  end
+  local out = {}
+  local function emit(s) out[#out + 1] = s end
   local ob, fl, fn = compressor(), compressor(), compressor()
   local total_calls, total_ir = 0, 0
-  local body, nbody = {}, 0
-  local function bemit(s)
-    nbody = nbody + 1
-    body[nbody] = s
-  end
+  local body = {}
+  local function bemit(s) body[#body + 1] = s end
   local cur_ob, cur_fl
   local function set_ob(m)
     if m ~= cur_ob then bemit("ob=" .. ob(m)) cur_ob = m end
@@ -197,7 +190,7 @@ function callgrind.profile(run, source, opts)
   emit("summary: " .. cost(total_calls, total_ir))
   emit("")
   bemit("totals: " .. cost(total_calls, total_ir))
-  return table.concat(out, "\n") .. "\n" .. table.concat(body, "\n") .. "\n", stats
+  return table.concat(out, "\n") .. "\n" .. table.concat(body, "\n") .. "\n", stats -- the body not copied into out
 end
 
 -- The file name: callgrind.out.<first pid>.

@@ -163,19 +163,19 @@ function lcov.nolines_summary(stats, marked)
   -- string of each)
   local pieces = { table.concat(head, "\n") }
   local count, state, name, module, address, n
-  local function written()
+  local function close_piece()
     if n and n > 0 then
       pieces[#pieces + 1] = lazyprobe.format_rows("%14d  %-10s %-32s %s 0x%x\n", count, state, name, module, address)
     end
     count, state, name, module, address, n = {}, {}, {}, {}, {}, 0
   end
-  written()
+  close_piece()
   for _, f in ipairs(stats.nolines) do
     n = n + 1
     count[n], state[n], name[n], module[n], address[n] = stats.runs[f] or f.count, f.state, f.name, f.module, f.address
-    if n == ROWS_A_PIECE then written() end
+    if n == ROWS_A_PIECE then close_piece() end
   end
-  written()
+  close_piece()
   return pieces
 end
 
