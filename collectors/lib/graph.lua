@@ -82,10 +82,15 @@ function graph.explained_entries(index, funcs, columns, by_name)
   for _, f in ipairs(funcs) do
     local calls = columns[f] and columns[f].calls
     if calls then
-      local target, callee, count = calls.target, calls.callee, calls.count
-      for i = 1, #target do
-        local h = count[i] > 0 and graph.callee(index, f, target[i], callee[i], by_name)
-        if h then explained[h] = (explained[h] or 0) + count[i] end
+      -- the counts first: the other columns of a function whose sites never
+      -- ran are never made (graph_columns makes a column when it is read)
+      local count, target, callee = calls.count
+      for i = 1, #count do
+        if count[i] > 0 then
+          if not target then target, callee = calls.target, calls.callee end
+          local h = graph.callee(index, f, target[i], callee[i], by_name)
+          if h then explained[h] = (explained[h] or 0) + count[i] end
+        end
       end
     end
   end
