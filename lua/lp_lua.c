@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #ifndef LP_COLLECTORS_DIR
@@ -86,12 +87,36 @@ static int l_print(lua_State *L) {
 }
 
 /* Writes all of [P, P + LEN) to FD; false when it could not. */
-static bool write_all(int fd, const char *p, size_t len) {
-  while (len > 0) {
-    ssize_t n = write(fd, p, len);
-    if (n <= 0) return false;
-    p += n;
-    len -= (size_t)n;
+enum { IOV_BATCH = 64 };
+
+/* Writes IOV[0..N) to FD whole, however many writev calls it takes. */
+static bool writev_all(int fd, struct iovec *iov, int n) {
+  while (n > 0) {
+    ssize_t w = writev(fd, iov, n);
+    if (w <= 0) return false;
+    for (; n > 0 && (size_t)w >= iov->iov_len; iov++, n--) w -= (ssize_t)iov->iov_len;
+    if (n > 0) iov->iov_base = (char *)iov->iov_base + w, iov->iov_len -= (size_t)w;
+  }
+  return true;
+}
+
+/* Writes the strings T[1..N] (T the stack index of the array) to FD,
+ * IOV_BATCH of them a system call: a write each was ~250 calls for Lua's
+ * coverage.info, a fifth of its report.  The table keeps the strings, and
+ * so their bytes, where they are. */
+static bool write_pieces(lua_State *L, int fd, int t, lua_Integer n) {
+  struct iovec iov[IOV_BATCH];
+  int k = 0;
+  for (lua_Integer i = 1; i <= n; i++) {
+    size_t len;
+    lua_rawgeti(L, t, i);
+    const char *text = lua_tolstring(L, -1, &len);
+    lua_pop(L, 1);
+    if (len) iov[k++] = (struct iovec){(void *)text, len};
+    if (k == IOV_BATCH || (i == n && k)) {
+      if (!writev_all(fd, iov, k)) return false;
+      k = 0;
+    }
   }
   return true;
 }
@@ -115,15 +140,14 @@ static int l_write(lua_State *L) {
     lua_pushfstring(L, "%s/%s: %s", lp->opt.outdir, name, strerror(errno));
     return 2;
   }
-  bool written = true;
-  for (lua_Integer i = 1; written && i <= n; i++) {
+  bool written;
+  if (pieces) {
+    written = write_pieces(L, fd, 2, n);
+  } else {
     size_t len;
-    const char *text;
-    if (pieces) lua_rawgeti(L, 2, i);
-    else lua_pushvalue(L, 2);
-    text = lua_tolstring(L, -1, &len);
-    written = write_all(fd, text, len);
-    lua_pop(L, 1);
+    const char *text = lua_tolstring(L, 2, &len);
+    struct iovec one = {(void *)text, len};
+    written = len == 0 || writev_all(fd, &one, 1);
   }
   close(fd);
   if (!written) {
