@@ -36,14 +36,6 @@ lp_status core_mem_read(const core_target *t, uint64_t addr, void *buf, size_t n
   return LP_OK;
 }
 
-lp_status core_mem_write(const core_target *t, uint64_t addr, const void *buf, size_t n) {
-  ssize_t put = pwrite(t->mem_fd, buf, n, (off_t)addr);
-  if (put != (ssize_t)n)
-    return lp_fail("cannot write %zu bytes at 0x%" PRIx64 " in process %d: %s", n, addr,
-                   (int)t->pid, put < 0 ? strerror(errno) : "short write");
-  return LP_OK;
-}
-
 lp_status core_mem_writev(const core_target *t, uint64_t addr, const struct iovec *iov, int n) {
   size_t want = 0;
   for (int k = 0; k < n; k++) want += iov[k].iov_len;
@@ -52,6 +44,11 @@ lp_status core_mem_writev(const core_target *t, uint64_t addr, const struct iove
     return lp_fail("cannot write %zu bytes at 0x%" PRIx64 " in process %d: %s", want, addr, (int)t->pid,
                    put < 0 ? strerror(errno) : "short write");
   return LP_OK;
+}
+
+lp_status core_mem_write(const core_target *t, uint64_t addr, const void *buf, size_t n) {
+  struct iovec one = {(void *)buf, n};
+  return core_mem_writev(t, addr, &one, 1);
 }
 
 lp_status core_regs_get(pid_t tid, struct user_regs_struct *regs) {

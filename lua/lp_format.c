@@ -187,7 +187,7 @@ static int l_format_rows(lua_State *L) {
    * boxes it left were fresh memory */
   size_t row = f.literals;
   for (int k = 0; k < f.npieces; k++)
-    if (f.pieces[k].directive) row += padding(f.pieces[k].width, 0) > 4 ? padding(f.pieces[k].width, 0) : 4;
+    if (f.pieces[k].directive) row += padding(f.pieces[k].width, 4) + 4;
   luaL_buffinitsize(L, &b, (size_t)nrows * row);
   for (lua_Integer row = 1; row <= nrows; row++) {
     for (int k = 0, col = 2; k < f.npieces; k++)

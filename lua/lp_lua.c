@@ -2,7 +2,8 @@
  *
  * The library (see docs/COLLECTORS.md):
  *   lazyprobe.print(line)        one report line (stderr with prefix while live)
- *   lazyprobe.write(name, text)  write a file in the output directory
+ *   lazyprobe.write(name, text)  write a file in the output directory (TEXT a
+ *                                string or an array of them, 64 to a writev)
  *   lazyprobe.basename(path)
  *   lazyprobe.lines(module, lo, hi)  DWARF line-table rows, as columns (core/lines.c)
  *   lazyprobe.line_counts(f), lazyprobe.branch_counts(f),

@@ -162,14 +162,13 @@ function lcov.nolines_summary(stats, marked)
   -- (the address as an integer, in hex by format_rows: f.address_hex made a
   -- string of each)
   local pieces = { table.concat(head, "\n") }
-  local count, state, name, module, address, n
+  local count, state, name, module, address, n = {}, {}, {}, {}, {}, 0
   local function close_piece()
-    if n and n > 0 then
+    if n > 0 then
       pieces[#pieces + 1] = lazyprobe.format_rows("%14d  %-10s %-32s %s 0x%x\n", count, state, name, module, address)
     end
     count, state, name, module, address, n = {}, {}, {}, {}, {}, 0
   end
-  close_piece()
   for _, f in ipairs(stats.nolines) do
     n = n + 1
     count[n], state[n], name[n], module[n], address[n] = stats.runs[f] or f.count, f.state, f.name, f.module, f.address
