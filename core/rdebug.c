@@ -9,15 +9,25 @@
 #define MAX_MODULES 4096  /* a longer chain is taken as a corrupt one */
 #define PATH_MAX_READ 4096
 
+/* The dynamic section is read up to the end of the page it is in, then a
+ * page at a time: one read for the ~30 entries a program has (a read each
+ * was ~2 us, and a test suite starts thousands of programs). */
+#define DYN_PAGE 4096u
+
 lp_status core_rdebug_find(const core_target *t, uint64_t dynamic, uint64_t *r_debug) {
   *r_debug = 0;
-  for (size_t i = 0; i < MAX_DYNAMIC; i++) {
-    Elf64_Dyn d;
-    LP_CHECK(core_mem_read(t, dynamic + i * sizeof d, &d, sizeof d));
-    if (d.d_tag == DT_NULL) break;
-    if (d.d_tag == DT_DEBUG) {
-      *r_debug = d.d_un.d_ptr;
-      break;
+  Elf64_Dyn d[DYN_PAGE / sizeof(Elf64_Dyn)];
+  for (size_t i = 0; i < MAX_DYNAMIC;) {
+    uint64_t at = dynamic + i * sizeof *d;
+    size_t n = (DYN_PAGE - at % DYN_PAGE) / sizeof *d; /* never past the page the entry is in */
+    if (n == 0) n = 1;                                  /* an entry across two pages */
+    LP_CHECK(core_mem_read(t, at, d, n * sizeof *d));
+    for (size_t k = 0; k < n; k++, i++) {
+      if (d[k].d_tag == DT_NULL) return LP_OK;
+      if (d[k].d_tag == DT_DEBUG) {
+        *r_debug = d[k].d_un.d_ptr;
+        return LP_OK;
+      }
     }
   }
   return LP_OK;
