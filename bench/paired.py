@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two lazyprobe builds on one workload, alternated run by run (benchmarks, not tests).
 
-    bench/paired.py OLD NEW [--collector C] [--rounds N] [--pin CPU] [lua|sqlite|xz]
+    bench/paired.py OLD NEW [--collector C] [--rounds N] [--pin CPU] [--native] [lua|sqlite|xz]
     bench/paired.py OLD NEW [...] --command 'gcc -O2 -c tests/corpus/fib.c -o /tmp/fib.o' [--old-collectors DIR]
 
 Each round runs `OLD run -c C --stats` and `NEW run -c C --stats` on the workload's test input
@@ -14,9 +14,13 @@ both builds meet the same phases of the machine. C may be a built-in collector o
 --command runs that command line (split as a shell would, no shell) instead of a workload: a large
 program that runs briefly (docs/PERFORMANCE.md, session 26). --old-collectors gives OLD the
 collectors/ of its own time (LAZYPROBE_COLLECTORS), when today's ask for probes it does not know.
+--native runs the program natively too, in the same alternation, and prints each build's program and
+whole CPU time as ratios to it: the program's own share of the cost (its copies, probes, stops)
+apart from the tracer's and the report's (docs/PERFORMANCE.md, session 31).
 """
 import argparse
 import os
+import resource
 import shlex
 import statistics
 import subprocess
@@ -38,6 +42,16 @@ def stats(lp, collector, prog, outdir, collectors_dir=None):
     return st
 
 
+def native_ms(prog):
+    """CPU ms of one native run of PROG (all its processes)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run(prog, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode != 0:
+        sys.exit("paired.py: %s failed natively (status %d)" % (prog[0], p.returncode))
+    return (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("old")
@@ -47,6 +61,7 @@ def main():
     ap.add_argument("--pin", type=int, metavar="CPU")
     ap.add_argument("--command", metavar="CMDLINE")
     ap.add_argument("--old-collectors", metavar="DIR")
+    ap.add_argument("--native", action="store_true")
     ap.add_argument("workload", nargs="?", default="sqlite", choices=C.ALL)
     a = ap.parse_intermixed_args()
     if a.pin is not None:
@@ -60,11 +75,19 @@ def main():
     own = {builds[0]: a.old_collectors and os.path.abspath(a.old_collectors)}
     res = {b: [] for b in builds}
     outdir = os.path.join(R.WORK, "paired")
+    native = []
+    order = builds + (["native"] if a.native else [])
     for rnd in range(a.rounds):
-        for b in (builds if rnd % 2 == 0 else builds[::-1]):
-            res[b].append(stats(b, a.collector, prog, outdir, own.get(b)))
+        for b in (order if rnd % 2 == 0 else order[::-1]):
+            if b == "native":
+                native.append(native_ms(prog))
+            else:
+                res[b].append(stats(b, a.collector, prog, outdir, own.get(b)))
     print("%s, -c %s, %d rounds%s: medians, CPU ms" % (a.workload, a.collector, a.rounds,
                                                        ", on cpu%d" % a.pin if a.pin is not None else ""))
+    nat = statistics.median(native) if native else None
+    if nat:
+        print("  native: %.1f" % nat)
     for b in builds:
         med = {k: statistics.median(s[k] for s in res[b]) / 1000
                for k in ("tracer_cpu_us", "report_cpu_us", "program_cpu_us")}
@@ -72,10 +95,11 @@ def main():
         if all("tracer_sys_us" in s for s in res[b]):  # builds before --stats gave it lack it
             sys_part = " (kernel %.1f / %.1f)" % tuple(statistics.median(s[k] for s in res[b]) / 1000
                                                        for k in ("tracer_sys_us", "report_sys_us"))
-        print("  %s: tracer %.1f, report %.1f, program %.1f, all %.1f%s" % (
-            b, med["tracer_cpu_us"], med["report_cpu_us"], med["program_cpu_us"],
-            statistics.median(sum(s[k] for k in ("tracer_cpu_us", "report_cpu_us", "program_cpu_us"))
-                              for s in res[b]) / 1000, sys_part))
+        whole = statistics.median(sum(s[k] for k in ("tracer_cpu_us", "report_cpu_us", "program_cpu_us"))
+                                  for s in res[b]) / 1000
+        ratios = " [program %.3f, all %.3f of native]" % (med["program_cpu_us"] / nat, whole / nat) if nat else ""
+        print("  %s: tracer %.1f, report %.1f, program %.1f, all %.1f%s%s" % (
+            b, med["tracer_cpu_us"], med["report_cpu_us"], med["program_cpu_us"], whole, sys_part, ratios))
 
 
 if __name__ == "__main__":
