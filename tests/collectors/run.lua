@@ -341,6 +341,27 @@ test("calls/functions by count, then name, then address", function()
      .. "0x2400:aaa 0x1400:natfn 0x1200:unused 0x900:zeta 0x2100:zeta")
 end)
 
+test("calls/table of the 40 most called, then how many more", function()
+  local run = tiny_run(false)
+  for k = 1, 50 do -- 50 more that ran, counts 100..149 (6 225 calls): main (1), helper (5), stripped_fn (2) below them
+    run.functions[#run.functions + 1] = { name = string.format("f%02d", k), module = M, address = 0x3000 + 16 * k,
+                                          address_hex = string.format("0x%x", 0x3000 + 16 * k), count = 99 + k,
+                                          state = "trapped", note = "" }
+  end
+  local lib = mock_library("/out", tiny_lines)
+  run_collector("calls", run, lib)
+  eq(lib.printed[1], "calls: 53 functions ran, 6233 calls in all (pid 42, exit 0)")
+  eq(lib.printed[3]:match("^%s*(%d+)%s+(%S+)"), "149", "the most called first")
+  eq(select(2, lib.printed[3]:match("^%s*(%d+)%s+(%S+)")), "f50")
+  eq(select(2, lib.printed[42]:match("^%s*(%d+)%s+(%S+)")), "f11", "the 40th")
+  eq(lib.printed[43], "calls: 13 more functions ran: calls.json and callgrind.out.42 list every one")
+  eq(lib.printed[44], "not instrumented: natfn: cannot relocate")
+  eq(#lib.printed, 44, "no other line")
+  local listed = 0
+  for _ in lib.files["calls.json"]:gmatch('"count": [1-9]') do listed = listed + 1 end
+  eq(listed, 53, "calls.json lists every function that ran")
+end)
+
 test("calls/callgrind without Ir when blocks are cover-only", function()
   local lib = mock_library("/out", tiny_lines)
   run_collector("calls", tiny_run(false), lib)
