@@ -45,10 +45,25 @@ local function sorted_by_count(functions)
   return ran
 end
 
+-- The process images of the run (one per program a process ran) and how
+-- each ended; past LISTED of them, how many ended each way (a shell script's
+-- run has dozens: calls.json lists every one).
+local LISTED = 4
+
 local function describe(processes)
   local parts = {}
-  for _, p in ipairs(processes) do parts[#parts + 1] = string.format("pid %d, %s", p.pid, p["end"]) end
-  return table.concat(parts, "; ")
+  if #processes <= LISTED then
+    for _, p in ipairs(processes) do parts[#parts + 1] = string.format("pid %d, %s", p.pid, p["end"]) end
+    return table.concat(parts, "; ")
+  end
+  local ways, n = {}, {}
+  for _, p in ipairs(processes) do
+    if not n[p["end"]] then ways[#ways + 1] = p["end"] end
+    n[p["end"]] = (n[p["end"]] or 0) + 1
+  end
+  table.sort(ways, function(a, b) return n[a] > n[b] or (n[a] == n[b] and a < b) end)
+  for _, way in ipairs(ways) do parts[#parts + 1] = string.format("%d %s", n[way], way) end
+  return string.format("%d process images: %s", #processes, table.concat(parts, ", "))
 end
 
 function calls.report(run)

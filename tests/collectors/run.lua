@@ -362,6 +362,23 @@ test("calls/table of the 40 most called, then how many more", function()
   eq(listed, 53, "calls.json lists every function that ran")
 end)
 
+test("calls/many process images summed up by how they ended", function()
+  local run = tiny_run(false)
+  local ends = { "exit 0", "exec", "exit 0", "exit 1", "exec", "exit 0" }
+  run.processes = {}
+  for k, e in ipairs(ends) do run.processes[k] = { pid = 40 + k, program = M, ["end"] = e } end
+  local lib = mock_library("/out", tiny_lines)
+  run_collector("calls", run, lib)
+  eq(lib.printed[1], "calls: 3 functions ran, 8 calls in all (6 process images: 3 exit 0, 2 exec, 1 exit 1)")
+  local listed = 0
+  for _ in lib.files["calls.json"]:gmatch('"pid": ') do listed = listed + 1 end
+  eq(listed, 6, "calls.json lists every one")
+  run.processes = { run.processes[1], run.processes[2] }
+  lib = mock_library("/out", tiny_lines)
+  run_collector("calls", run, lib)
+  eq(lib.printed[1], "calls: 3 functions ran, 8 calls in all (pid 41, exit 0; pid 42, exec)")
+end)
+
 test("calls/callgrind without Ir when blocks are cover-only", function()
   local lib = mock_library("/out", tiny_lines)
   run_collector("calls", tiny_run(false), lib)
