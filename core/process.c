@@ -839,6 +839,7 @@ lp_status process_fork(core_session *s, const process *parent, pid_t pid, proces
   p->image = 1;
   p->remap = true;
   p->watched = false; /* its own bell, once its file is mapped */
+  p->threaded = false; /* the forking thread alone */
   p->target.mem_fd = -1;
   p->counters.fd = -1;
   p->counters.base = NULL;

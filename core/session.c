@@ -307,6 +307,13 @@ static lp_status leave_prologues(core_session *s, process *p) {
   return LP_OK;
 }
 
+/* P has run a second thread. */
+static void count_threaded(core_session *s, process *p) {
+  if (p->threaded) return;
+  p->threaded = true;
+  s->stats.threaded++;
+}
+
 static lp_status start_attached(core_session *s) {
   pid_t pid = s->opt.attach;
   char dir[64];
@@ -342,6 +349,7 @@ static lp_status start_attached(core_session *s) {
   thread *leader = find_thread(s, pid);
   if (!leader) return lp_fail("process %d: its main thread has ended", (int)pid);
   process *p = leader->proc;
+  if (s->nthreads > 1) count_threaded(s, p);
   p->ready = true; /* its entry never runs again: no temporary break there */
   LP_CHECK(process_setup(s, p, pid, p->entry));
   LP_CHECK(leave_prologues(s, p));
@@ -419,6 +427,7 @@ static lp_status on_new_task(core_session *s, thread *parent, int event) {
   pid_t tid = (pid_t)msg;
   process *p = parent->proc;
   if (!same_memory(parent->tid, tid, event)) LP_CHECK(process_fork(s, p, tid, &p));
+  else if (event == PTRACE_EVENT_CLONE) count_threaded(s, p); /* vfork children borrow memory, not run with it */
   bool stopped = false;
   for (size_t i = 0; i < s->nearly; i++)
     if (s->early[i] == tid) { /* its first stop came before this event */

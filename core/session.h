@@ -57,6 +57,8 @@ typedef struct core_session_stats {
   uint64_t went_on;        /* of those, the ones that went on through a copy of the first
                               instructions without waiting for the tracer (stubs.c) */
   uint64_t parts_linked;   /* unnamed parts of functions linked to them (stripped modules; once per file) */
+  uint64_t threaded;       /* process images that ran more than one thread (whose counters, unless
+                              atomic, two threads may update at once and lose an increment) */
 } core_session_stats;
 
 typedef struct core_session core_session;

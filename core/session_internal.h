@@ -200,6 +200,7 @@ typedef struct process {
   bool remap;             /* a fork child whose first stop must map its own counters */
   bool stubs;             /* entries may be jmps to stubs: first hits asked for, no stop */
   bool watched;           /* its bell is among those the event loop sleeps on */
+  bool threaded;          /* it has run a second thread (stats.threaded) */
   uint32_t bell_slot;     /* the slot whose low word its stubs ring (SHM_NONE: none yet) */
   uint32_t bell_seen;     /* the bell's value when its requests were last served */
   shm_counters counters;  /* its own file */
