@@ -379,6 +379,20 @@ test("calls/many process images summed up by how they ended", function()
   eq(lib.printed[1], "calls: 3 functions ran, 8 calls in all (pid 41, exit 0; pid 42, exec)")
 end)
 
+test("arcs/functions whose arc counts do not add up are named", function()
+  local run = tiny_run(true)
+  run.functions[2].flow_error = "flow not conserved at block 1" -- helper: as lp_graph.c leaves it
+  for _, e in ipairs(run.functions[2].edges) do e.count = nil end
+  local lib = mock_library("/out", tiny_lines)
+  run_collector("arcs", run, lib)
+  eq(lib.printed[2], "arcs: 1 functions ran whose arc counts do not add up (flow_error): "
+     .. "their branches are left out of the profile: helper")
+  eq(#lib.printed, 2, "no other line")
+  lib = mock_library("/out", tiny_lines)
+  run_collector("arcs", tiny_run(true), lib)
+  eq(#lib.printed, 1, "nothing said when every count adds up")
+end)
+
 test("calls/callgrind without Ir when blocks are cover-only", function()
   local lib = mock_library("/out", tiny_lines)
   run_collector("calls", tiny_run(false), lib)
