@@ -780,7 +780,7 @@ def run_case(lp, prog, c, idx, bolted, timeout):
     stats = R.parse_stats(lpr["err"]) or {}
     if not stats:
         probs.append("no `lazyprobe: stats:` line")
-    notes = [l for l in lp_lines(lpr["err"]) if re.search(r"native|refus|trapped|indirect jump|error|warning", l, re.I)
+    notes = [l for l in lp_lines(lpr["err"]) if re.search(r"native|refus|trapped|indirect jump|error|warning|several threads", l, re.I)
              and "stats:" not in l and not re.match(r"lazyprobe:\s+\d+\s", l)]   # not the calls table
     return {"name": c["name"], "command": q(lpcmd), "cwd": c["cwd"], "stdin": c["stdin"], "problems": probs,
             "native_status": nat["status"], "lp_status": lpr["status"], "native_wall": nat["wall"],

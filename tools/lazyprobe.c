@@ -308,8 +308,8 @@ static void warn_threads(const core_session_stats *k, uint32_t probes, bool atom
                 (probes & (SHM_PROBE_BLOCKS_COUNT | SHM_PROBE_ARCS | SHM_PROBE_CALLS));
   if (!k->threaded || !counts || atomic) return;
   fprintf(stderr,
-          "lazyprobe: %llu process%s ran several threads: counts they took at once may have lost increments "
-          "(--atomic makes them exact)\n",
+          "lazyprobe: without --atomic, counts taken at once by several threads may lose increments: "
+          "%llu process%s ran several threads\n",
           (unsigned long long)k->threaded, k->threaded == 1 ? "" : "es");
 }
 
