@@ -10,6 +10,8 @@
  *
  * - threads, and vfork children until they exec, share their parent's
  *   memory and so its state (kcmp tells whether a new task shares memory);
+ *   a process image that runs a second thread is counted (stats.threaded:
+ *   counters updated at once without --atomic may lose increments);
  * - a fork child gets a copy of the state and, at its first stop, a counters
  *   file of its own mapped over its parent's;
  * - exec gives the process a new image: a temporary break at its entry, where

@@ -92,6 +92,7 @@ class Program:
         m = re.search(r'/\*\s*args:\s*(.*?)\s*\*/', text)
         if m:
             self.args = m.group(1).split()
+        self.threads = 'pthread_create' in text  # it runs several threads
 
 
 def load_corpus():
@@ -464,9 +465,8 @@ def test_run(ctx, prog_name, v):
     if lst != nst:
         probs.append('status %d, native %d' % (lst, nst))
     # counts taken without --atomic: the run says so when, and only when, the program ran threads
-    threaded = prog_name == 'hotthreads'  # the corpus's one program that starts threads
-    if (b'ran several threads' in lerr) != threaded:
-        probs.append('the warning about threads and --atomic %s' % ('missing' if threaded else 'printed'))
+    if (b'ran several threads' in lerr) != prog.threads:
+        probs.append('the warning about threads and --atomic %s' % ('missing' if prog.threads else 'printed'))
     calls = None
     try:
         calls = load_calls(outdir)

@@ -3,7 +3,9 @@
 -- `llvm-bolt PROG -o OUT -data=arcs.fdata`.
 --
 -- fdata.profiles(run, source) -> list of { module =, text =, stats = } (one
---   per module that ran), the run's program first. source has graph_columns
+--   per module that ran), the run's program first; stats counts the records
+--   and lists in `unsolved` the functions that ran whose arc counts do not add
+--   up (flow_error: no branch record of theirs). source has graph_columns
 --   and format_rows (the `lazyprobe` library; a mock in tests).
 --
 -- One record per line, fields separated by one space, offsets in hex from the
