@@ -5,7 +5,8 @@
  * (gcc's NAME.cold) and its hot part linked; and the GOT slots of its PLT
  * stubs (.rela.plt JUMP_SLOTs) by symbol name; the functions, named or
  * through their stubs, a call to which returns twice (setjmp, fork, and a
- * function of the module that calls fork: a sweep of its bytes), never (exit,
+ * function of the module that forks through any chain of its calls: sweeps
+ * of their bytes), never (exit,
  * or by its code), or as its first argument says (error, syscall).  core_module_exports looks
  * up a few exported functions without any of that (libc's dlopen and dlsym). */
 #include "module.h"
@@ -439,38 +440,73 @@ static core_callee listed(const core_module *m, uint64_t addr) {
   return lo < m->ncallees && m->callees[lo].addr == addr ? m->callees[lo].kind : CORE_CALLEE_RETURNS;
 }
 
-/* Does F call a function that forks, directly (`call rel32` to fork@plt)?
- * Its caller then goes on in the child too.  A sweep for the call's opcode
- * byte, not a decoding: one met inside another instruction would have to
- * name a fork by chance, and would cost only a counter. */
-static bool calls_fork(const core_module *m, const core_function *f) {
+enum returns_how { HOW_NEVER = 1, HOW_ONCE, HOW_FORKS, HOW_ASKED };
+
+/* How deep forks_through follows calls: deeper chains are taken to return once. */
+#define FORK_DEPTH_MAX 64
+
+static enum returns_how returns_how(const core_module *m, const core_function *f, int depth);
+
+/* Does F call a function that forks, directly (`call rel32` to fork@plt) or
+ * through functions of the module that do, at any depth (a daemon's main
+ * calling spawn_worker calling fork: each caller goes on in the child too),
+ * by a call or a tail call (a `jmp` out of F)?  A sweep for the opcode
+ * bytes, not a decoding: one met inside another instruction would have to
+ * name a fork or such a function by chance, and would cost only a counter.  A call of F's that longjmps out never returns
+ * at all: the count of its second returns is then one below (reloc_flow.c
+ * takes such a count as the negative it is). */
+static bool forks_through(const core_module *m, const core_function *f, int depth) {
   size_t avail = 0;
   const uint8_t *code = core_module_code(m, f->addr, &avail);
   if (!code) return false;
   if (avail > f->size) avail = (size_t)f->size;
-  for (size_t k = 0; k + 5 <= avail; k++) {
-    if (code[k] != 0xe8) continue;
-    int32_t rel;
-    memcpy(&rel, code + k + 1, 4);
-    if (listed(m, f->addr + k + 5 + (uint64_t)(int64_t)rel) == CORE_CALLEE_FORKS) return true;
+  for (const uint8_t *at = code; at + 2 <= code + avail; at++) {
+    uint64_t target, next = f->addr + (uint64_t)(at - code);
+    if (*at == 0xeb) { /* jmp rel8: a tail call of a function next to F */
+      target = next + 2 + (uint64_t)(int64_t)(int8_t)at[1];
+    } else if ((*at == 0xe8 || *at == 0xe9) && at + 5 <= code + avail) {
+      int32_t rel;
+      memcpy(&rel, at + 1, 4);
+      target = next + 5 + (uint64_t)(int64_t)rel;
+    } else {
+      continue;
+    }
+    if (*at != 0xe8 && target - f->addr < f->size) continue; /* a jump within F, no tail call */
+    if (listed(m, target) == CORE_CALLEE_FORKS) return true;
+    const core_function *callee = core_module_function_at(m, target);
+    if (callee && callee != f && callee->addr == target && depth < FORK_DEPTH_MAX &&
+        returns_how(m, callee, depth + 1) == HOW_FORKS)
+      return true;
   }
   return false;
 }
 
-enum returns_how { HOW_NEVER = 1, HOW_ONCE, HOW_FORKS };
+/* How a call to F returns, known from then on (NULL: no room to keep it, once). */
+static enum returns_how returns_how(const core_module *m, const core_function *f, int depth) {
+  module_internal *in = m->internal;
+  if (!in->returns && !(in->returns = calloc(m->nfunctions, 1))) return HOW_ONCE;
+  uint8_t *known = &in->returns[f - m->functions];
+  if (*known == HOW_ASKED) return HOW_ONCE; /* a cycle of calls: taken to return once from here */
+  if (!*known) {
+    if (!may_return(m, f)) {
+      *known = HOW_NEVER;
+    } else if (!in->forks) {
+      *known = HOW_ONCE;
+    } else {
+      *known = HOW_ASKED;
+      *known = forks_through(m, f, depth) ? HOW_FORKS : HOW_ONCE;
+    }
+  }
+  return (enum returns_how)*known;
+}
 
 core_callee core_module_callee(const core_module *m, uint64_t addr) {
   core_callee kind = listed(m, addr);
   if (kind != CORE_CALLEE_RETURNS) return kind;
   const core_function *f = core_module_function_at(m, addr);
-  module_internal *in = m->internal;
-  if (!f || f->addr != addr || (!in->returns && !(in->returns = calloc(m->nfunctions, 1))))
-    return CORE_CALLEE_RETURNS;
-  uint8_t *known = &in->returns[f - m->functions];
-  if (!*known)
-    *known = !may_return(m, f) ? HOW_NEVER : in->forks && calls_fork(m, f) ? HOW_FORKS : HOW_ONCE;
-  return *known == HOW_NEVER ? CORE_CALLEE_NEVER_RETURNS : *known == HOW_FORKS ? CORE_CALLEE_FORKS
-                                                                               : CORE_CALLEE_RETURNS;
+  if (!f || f->addr != addr) return CORE_CALLEE_RETURNS;
+  enum returns_how how = returns_how(m, f, 0);
+  return how == HOW_NEVER ? CORE_CALLEE_NEVER_RETURNS : how == HOW_FORKS ? CORE_CALLEE_FORKS : CORE_CALLEE_RETURNS;
 }
 
 /* Writes "fn_" and ADDR in lowercase hex, as "fn_%" PRIx64 does, and its

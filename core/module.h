@@ -113,7 +113,7 @@ typedef enum core_callee {
                                   call's number) is a fork's */
   CORE_CALLEE_FORKS             /* returns twice, the second time in a child that goes on with
                                    counters of its own: fork, vfork, and a function of the
-                                   module that calls one directly (bash's make_child) */
+                                   module that calls one, directly (bash's make_child) or through others */
 } core_callee;
 
 typedef struct core_callee_at {

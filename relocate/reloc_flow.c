@@ -3,7 +3,10 @@
  *
  * Vertices are the blocks plus EXIT; a virtual edge EXIT->block 0 carries the
  * entry count, and one EXIT->b the entries into each side entry b (counted
- * there: the unwinder's into a landing pad, the other part's jumps back).
+ * there: the unwinder's into a landing pad, the other part's jumps back, the
+ * second returns of a call that returns twice, which are one below zero for
+ * each time its callee left by a longjmp instead: sums are taken modulo 2^64,
+ * and a derived count is negative when it is as a signed number).
  * A vertex with exactly one edge of unknown count gets it from
  * conservation (in = out; a self-loop is on both sides and cancels), which
  * may leave one of its neighbours with a single unknown edge: a worklist
@@ -66,11 +69,12 @@ static lp_status solve_at(flow *f, size_t v, size_t *solved) {
   sums(f, v, &in, &out);
   bool into = vertex(f, e->to) == v;
   uint64_t have = into ? in : out, need = into ? out : in;
+  int64_t derived = (int64_t)(need - have); /* the sums wrap where a side entry's count is negative */
   char buf[32];
-  if (need < have && f->exact)
+  if (derived < 0 && f->exact)
     return lp_fail("flow: negative count derived at %s (edge from 0x%" PRIx64 ")",
                    where(f, v, buf, sizeof buf), e->branch);
-  f->count[u] = need < have ? 0 : need - have;
+  f->count[u] = derived < 0 ? 0 : (uint64_t)derived;
   f->known[u] = true;
   f->unknown[vertex(f, e->from)]--;
   f->unknown[vertex(f, e->to)]--;

@@ -156,13 +156,13 @@ def all_counters_files(outdir):
 SEALED_MAX = 8 << 20
 
 
-def report_copy(ctx, src_files, dest, extra=()):
+def report_copy(ctx, src_files, dest, extra=(), load=None):
     """Copies counters files to DEST and runs `lazyprobe report [EXTRA] DEST`
     there (so that the run's own calls.json is left alone).  Returns
-    (calls or None, problem or None).  The processes have ended, so each file
-    must have been cut to what it holds: a small program's file is far below
-    SEALED_MAX (an unsealed one is hundreds of MB, sparse, and a copy fills
-    the disk)."""
+    (LOAD(DEST) or None, problem or None), LOAD by default reading calls.json.
+    The processes have ended, so each file must have been cut to what it
+    holds: a small program's file is far below SEALED_MAX (an unsealed one is
+    hundreds of MB, sparse, and a copy fills the disk)."""
     shutil.rmtree(dest, ignore_errors=True)
     os.makedirs(dest)
     for f in src_files:
@@ -176,9 +176,9 @@ def report_copy(ctx, src_files, dest, extra=()):
         return None, 'report failed (status %s, timeout %s): %s%s' % (st, to, rt.short(err),
                                                                       repro(cmd))
     try:
-        return rt.load_calls(dest), None
+        return (load or rt.load_calls)(dest), None
     except (OSError, ValueError) as e:
-        return None, 'report: calls.json: %s%s' % (e, repro(cmd))
+        return None, 'report: %s%s' % (e, repro(cmd))
 
 
 def proc_state(pid):
@@ -374,7 +374,8 @@ def nolines_entries(path, module):
 
 # ---------------------------------------------------- 2. child processes ---
 
-PROCS_NAMES = ['main', 'before', 'p_work', 'c_work', 'both', 'leaf_work', 'never', 'fork_child', 'fork_deep']
+PROCS_NAMES = ['main', 'before', 'p_work', 'c_work', 'both', 'leaf_work', 'never', 'fork_child', 'fork_deep',
+               'run_jumped', 'fork_or_jump']
 
 
 def procs_expect(mode):
@@ -397,6 +398,8 @@ def procs_expect(mode):
                     ('child', img(c_work=8, both=1))],
         'deep': [('parent', img(main=1, before=5, fork_deep=1, fork_child=1, p_work=4, both=3)),
                  ('child', img(c_work=6, both=2))],
+        'jumped': [('parent', img(main=1, before=5, run_jumped=2, fork_or_jump=2, fork_child=1, p_work=2, both=1)),
+                   ('child', img(c_work=5, both=2))],
         'spawn': [('parent', img(main=1, before=5, p_work=3)), ('leaf', leaf)],
         'exec': [('exec', img(main=1, before=5)), ('leaf', leaf)],
     }[mode]
@@ -449,32 +452,48 @@ def total_counts(expected_images):
 
 
 def test_procs_arcs(ctx, mode):
-    """procs/arcs/MODE (fork, vfork, clone, wrapped): under -c dump_arcs.lua,
-    output as natively and flow conserved at every block of every function
-    of the program (the report of all its process images): fork, vfork,
-    syscall(SYS_clone, SIGCHLD, ...) and fork_child (a function that calls
-    fork) return twice, into the parent and the child, and the block after
-    them has the second return as a side entry (before session 22 vfork's
-    main was inconsistent: block 1 with 2 in and 1 out; before session 23
-    clone's and wrapped's main had a negative count derived)."""
+    """procs/arcs/MODE (fork, vfork, clone, wrapped, deep, jumped): under
+    -c dump_arcs.lua and -c dump_arcs_only.lua (the arcs collector's probes,
+    whose spanning tree is another), output as natively and flow conserved at
+    every block of every function of the program, in the report of all its
+    process images and in each image's alone: fork, vfork,
+    syscall(SYS_clone, SIGCHLD, ...) and the functions of the program that
+    fork through any chain of calls (fork_child, fork_deep, fork_or_jump)
+    return twice, into the parent and the child, and the block after them
+    has the second return as a side entry; a longjmp out of such a call
+    leaves that count one below (jumped) (before session 22 vfork's main was
+    inconsistent: block 1 with 2 in and 1 out; before session 23 clone's and
+    wrapped's main had a negative count derived; before session 32 deep's
+    main, in the child's image under the arcs collector's probes)."""
     name = 'procs/arcs/' + mode
     binary, err = build(ctx, 'procs', ['procs.c'], ['-O2', '-Wall'])
     if err:
         return [(name, [err])]
     scratch = ctx.scratch(name)
     nat = run_in([binary, mode, os.path.join(scratch, 'native.pids')])
-    outdir = os.path.join(scratch, 'out')
-    cmd = [ctx.lp, 'run', '-c', rt.DUMP_ARCS, '-o', outdir, '--', binary, mode, os.path.join(scratch, 'lp.pids')]
-    probs = same_as_native(nat, run_in(cmd))
-    try:
-        funcs = rt.exe_functions(rt.load_dump(outdir), binary)
-        probs += rt.flow_problems(funcs, 'arcs')
-        if not any(f.get('edges') for f in funcs):
-            probs.append('no function with edges')
-    except (OSError, ValueError) as e:
-        probs.append('dump.json: %s' % e)
-    if probs:
-        probs[0] += repro(cmd)
+    probs = []
+    for dump in (rt.DUMP_ARCS, rt.DUMP_ARCS_ONLY):
+        tag = os.path.basename(dump)
+        outdir = os.path.join(scratch, 'out-' + tag)
+        cmd = [ctx.lp, 'run', '-c', dump, '-o', outdir, '--', binary, mode, os.path.join(scratch, 'lp.pids')]
+        here = same_as_native(nat, run_in(cmd))
+        try:
+            funcs = rt.exe_functions(rt.load_dump(outdir), binary)
+            here += rt.flow_problems(funcs, '%s: all images' % tag)
+            if not any(f.get('edges') for f in funcs):
+                here.append('%s: no function with edges' % tag)
+            for f in all_counters_files(outdir):
+                alone = os.path.join(scratch, 'alone-%s-%s' % (tag, f))
+                got, err = report_copy(ctx, [os.path.join(outdir, f)], alone, ['-c', dump], rt.load_dump)
+                if err:
+                    here.append('%s: %s' % (f, err))
+                    continue
+                here += rt.flow_problems(rt.exe_functions(got, binary), '%s: %s alone' % (tag, f))
+        except (OSError, ValueError) as e:
+            here.append('%s: dump.json: %s' % (tag, e))
+        if here:
+            here[0] += repro(cmd)
+        probs += here
     return [(name, probs)]
 
 
@@ -2826,9 +2845,9 @@ def jobs(ctx):
     for mode in ('atomic', 'plain', 'coverage'):
         j.append(('threads/storm/' + mode, lambda m=mode: test_storm(ctx, m)))
     # 2. child processes
-    for mode in ('fork', 'vfork', 'clone', 'wrapped', 'deep', 'spawn', 'exec'):
+    for mode in ('fork', 'vfork', 'clone', 'wrapped', 'deep', 'jumped', 'spawn', 'exec'):
         j.append(('procs/' + mode, lambda m=mode: test_procs(ctx, m)))
-        if mode in ('fork', 'vfork', 'clone', 'wrapped'):  # not deep: COMPAT.md, fork two calls deep
+        if mode in ('fork', 'vfork', 'clone', 'wrapped', 'deep', 'jumped'):
             j.append(('procs/arcs/' + mode, lambda m=mode: test_procs_arcs(ctx, m)))
     j.append(('procs/many_procs', lambda: test_many_procs(ctx)))
     j.append(('procs/shell_script', lambda: test_shell_script(ctx)))

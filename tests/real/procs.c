@@ -11,12 +11,18 @@
  *   deep   parent: main 1, before 5, fork_deep 1, fork_child 1, p_work 4, both 3
  *          child: c_work 6, both 2 (fork two calls deep: fork_deep calls
  *          fork_child, and both return twice)
+ *   jumped parent: main 1, before 5, run_jumped 2, fork_or_jump 2, fork_child 1,
+ *          p_work 2, both 1   child: c_work 5, both 2 (fork three calls deep,
+ *          and the same chain left once by a longjmp from fork_or_jump: its
+ *          caller's call returns twice in one call and never in the other,
+ *          as bash's calls of make_child and jump_to_top_level do)
  *   spawn  parent: main 1, before 5, p_work 3            child: posix_spawn of "leaf"
  *   exec   one pid, two images: main 1, before 5, then execv of "leaf"
  *   leaf   main 1, leaf_work 13
  * A child's counts are its own: what the parent did before the fork is the
  * parent's only. */
 #define _GNU_SOURCE
+#include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -47,6 +53,20 @@ __attribute__((noipa)) pid_t fork_deep(void) {
   acc += 2;
   pid_t pid = fork_child();
   acc -= 2;
+  return pid;
+}
+
+static jmp_buf jumped_top;
+
+__attribute__((noipa)) pid_t fork_or_jump(int jump) {
+  if (jump) longjmp(jumped_top, 1);
+  return fork_child();
+}
+
+__attribute__((noipa)) pid_t run_jumped(int jump) {
+  acc += 5;
+  pid_t pid = fork_or_jump(jump);
+  acc -= 5;
   return pid;
 }
 
@@ -119,6 +139,19 @@ int main(int argc, char **argv) {
     ok = pid > 0 && wait_ok(pid);
     calls(p_work, 4);
     calls(both, 3);
+  } else if (!strcmp(mode, "jumped")) {
+    if (!setjmp(jumped_top)) run_jumped(1);
+    pid_t pid = run_jumped(0);
+    if (pid == 0) {
+      note("child");
+      calls(c_work, 5);
+      calls(both, 2);
+      printf("jumped: child done\n");
+      exit(0);
+    }
+    ok = pid > 0 && wait_ok(pid);
+    calls(p_work, 2);
+    calls(both, 1);
   } else if (!strcmp(mode, "vfork")) {
     pid_t pid = vfork();
     if (pid == 0) {

@@ -174,6 +174,28 @@ static void test_graphs(void) {
     CHECK(tbc[0] == 10 && tbc[1] == 6 && tbc[2] == 4 && tbc[3] == 10,
           "blocks %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, tbc[0], tbc[1], tbc[2], tbc[3]);
   }
+
+  /* a call that returns twice and once never returned: 0 (call of a function
+   * that forks, 2 calls) -> 2, whose branch goes to 1 -> exit or exits.  One
+   * call left by a longjmp, the other returned once (this process's part of
+   * the fork): the counter of the second returns around it (a decrement
+   * before the call, an increment after) ends at -1.  Block 2 is solved
+   * first (its outflow counted), its one unknown the inflow 0->2 beside that
+   * -1: the sums wrap, and 0->2 is 2, not negative (before session 32, "negative
+   * count derived at block 2"). */
+  name = "a call that returns twice, left once by a longjmp";
+  reloc_edge twice[] = {E(0, 2, FALL, 0), E(2, 1, TAKEN, 1), E(2, X, RETURN, 1), E(1, X, RETURN, 0)};
+  const bool twleaks[3] = {true, false, false};
+  const uint64_t twentered[3] = {0, 0, UINT64_MAX};
+  uint64_t twec[4] = {0, 1, 0, 0}, twbc[3];
+  if (reloc_flow_solve(twice, 4, 3, 2, twleaks, twentered, twec, twbc) != LP_OK) {
+    CHECK(0, "%s: %s", name, lp_error());
+  } else {
+    CHECK(twec[0] == 2 && twec[1] == 1 && twec[2] == 0 && twec[3] == 1 && twbc[0] == 2 && twbc[1] == 1 &&
+              twbc[2] == 1,
+          "%s: edges %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 ", blocks %" PRIu64 " %" PRIu64 " %" PRIu64,
+          name, twec[0], twec[1], twec[2], twec[3], twbc[0], twbc[1], twbc[2]);
+  }
 }
 
 /* }=== */

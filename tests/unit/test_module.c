@@ -464,9 +464,10 @@ static void test_programs(void) {
 
 /* {=== how calls return ===*/
 
-/* A program calling functions that return twice (setjmp), never (exit,
- * abort, longjmp, its own usage), never with a status (error) and once
- * (twice). */
+/* A program calling functions that return twice (setjmp; spawn, which forks,
+ * and spawn_deep and spawn_tail, which call it and tail-call it, and main,
+ * which calls all three), never (exit, abort, longjmp, its own usage), never
+ * with a status (error) and once (twice, and once_deep, which calls it). */
 static const char callees_program[] =
     "#include <error.h>\n#include <setjmp.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\n"
     "static jmp_buf jb;\n"
@@ -474,10 +475,14 @@ static const char callees_program[] =
     "  fprintf(stderr, \"usage %d\\n\", status);\n  exit(status);\n}\n"
     "__attribute__((noinline, noclone)) static int twice(int x) { return x * 2; }\n"
     "__attribute__((noinline, noclone)) static int spawn(int x) { return fork() + x; }\n"
+    "__attribute__((noinline, noclone)) static int spawn_deep(int x) { return spawn(x) * 3; }\n"
+    "__attribute__((noinline, noclone)) static int spawn_tail(int x) { return spawn(x + 1); }\n"
+    "__attribute__((noinline, noclone)) static int once_deep(int x) { return twice(x) * 3; }\n"
     "int main(int argc, char **argv) {\n"
     "  if (setjmp(jb)) return 3;\n  if (argc > 5) usage(2);\n  if (argc > 4) error(1, 0, \"%s\", argv[0]);\n"
     "  if (argc > 3) abort();\n  if (argc > 2) longjmp(jb, 1);\n  if (argc > 1) return (int)syscall(39);\n"
-    "  if (argc < 0) return spawn(argc);\n"
+    "  if (argc < -2) return spawn_tail(argc);\n  if (argc < -1) return spawn_deep(argc);\n"
+    "  if (argc < 0) return spawn(argc);\n  if (argc == 0) return once_deep(argc);\n"
     "  return twice(argc);\n}\n";
 
 /* The address objdump names <WHAT> in BIN (a PLT stub "exit@plt", or a
@@ -500,9 +505,10 @@ static void test_callees(void) {
       {"_setjmp@plt", CORE_CALLEE_RETURNS_TWICE}, {"exit@plt", CORE_CALLEE_NEVER_RETURNS},
       {"abort@plt", CORE_CALLEE_NEVER_RETURNS},   {"longjmp@plt", CORE_CALLEE_NEVER_RETURNS},
       {"error@plt", CORE_CALLEE_EXITS_ON_STATUS}, {"usage", CORE_CALLEE_NEVER_RETURNS},
-      {"twice", CORE_CALLEE_RETURNS},             {"main", CORE_CALLEE_RETURNS},
+      {"twice", CORE_CALLEE_RETURNS},             {"once_deep", CORE_CALLEE_RETURNS},
       {"syscall@plt", CORE_CALLEE_SYSCALL},       {"fork@plt", CORE_CALLEE_FORKS},
-      {"spawn", CORE_CALLEE_FORKS},
+      {"spawn", CORE_CALLEE_FORKS},               {"spawn_deep", CORE_CALLEE_FORKS},
+      {"spawn_tail", CORE_CALLEE_FORKS},          {"main", CORE_CALLEE_FORKS},
   };
   for (size_t v = 0; v < sizeof flags / sizeof *flags; v++) {
     char *bin = fmt("%s/callees-%zu", tmpdir, v), *stripped = fmt("%s.stripped", bin);
