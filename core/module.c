@@ -452,9 +452,10 @@ static enum returns_how returns_how(const core_module *m, const core_function *f
  * calling spawn_worker calling fork: each caller goes on in the child too),
  * by a call or a tail call (a `jmp` out of F)?  A sweep for the opcode
  * bytes, not a decoding: one met inside another instruction would have to
- * name a fork or such a function by chance, and would cost only a counter.  A call of F's that longjmps out never returns
- * at all: the count of its second returns is then one below (reloc_flow.c
- * takes such a count as the negative it is). */
+ * name a fork or such a function by chance, and would cost only a counter.
+ * A call of F's whose callee longjmps out never returns at all: the count of
+ * its second returns is then one below (reloc_flow.c takes such a count as
+ * the negative it is). */
 static bool forks_through(const core_module *m, const core_function *f, int depth) {
   size_t avail = 0;
   const uint8_t *code = core_module_code(m, f->addr, &avail);
@@ -481,12 +482,16 @@ static bool forks_through(const core_module *m, const core_function *f, int dept
   return false;
 }
 
-/* How a call to F returns, known from then on (NULL: no room to keep it, once). */
+/* How a call to F returns, kept from then on (HOW_ONCE, kept nowhere, when
+ * there is no room to keep it).  What a chain deeper than FORK_DEPTH_MAX, or
+ * one that loops back to a function still being swept (HOW_ASKED), would
+ * add is not looked for: such a function is kept as returning once, even
+ * when asked again later from nearer. */
 static enum returns_how returns_how(const core_module *m, const core_function *f, int depth) {
   module_internal *in = m->internal;
   if (!in->returns && !(in->returns = calloc(m->nfunctions, 1))) return HOW_ONCE;
   uint8_t *known = &in->returns[f - m->functions];
-  if (*known == HOW_ASKED) return HOW_ONCE; /* a cycle of calls: taken to return once from here */
+  if (*known == HOW_ASKED) return HOW_ONCE; /* a cycle of calls */
   if (!*known) {
     if (!may_return(m, f)) {
       *known = HOW_NEVER;

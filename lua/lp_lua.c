@@ -87,7 +87,6 @@ static int l_print(lua_State *L) {
   return 0;
 }
 
-/* Writes all of [P, P + LEN) to FD; false when it could not. */
 enum { IOV_BATCH = 64 };
 
 /* Writes IOV[0..N) to FD whole, however many writev calls it takes. */
