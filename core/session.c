@@ -18,9 +18,12 @@
  *   it is set up afresh once the loader has run (a 32-bit image is let go,
  *   with a line saying so).
  *
- * The end: when the first process ends, or on core_session_detach, every
- * process still traced is stopped, its entries and hooks restored (copies stay
- * mapped for the frames still in them) and let go. */
+ * The end: when every traced process has ended (the first one's status is
+ * the run's: its children may outlive it, a daemon's always do), or on
+ * core_session_detach (attach's Ctrl-C or --duration; a signal for the first
+ * process once it has ended), every process still traced is stopped, its
+ * entries and hooks restored (copies stay mapped for the frames still in
+ * them) and let go. */
 #include "session.h"
 
 #include <dirent.h>
@@ -709,10 +712,12 @@ static lp_status run_loop(core_session *s, int *wait_status) {
         record_end(th, status);
         remove_thread(s, th);
       }
-      if (tid != s->main_pid) continue;
+      if (tid == s->main_pid) {
+        *wait_status = status;
+        s->main_ended = 1;
+      }
+      if (!s->main_ended || s->nthreads) continue; /* its children that outlive it are followed to their end */
       stop_ticks(s);
-      *wait_status = status;
-      let_go_all(s);
       return LP_OK;
     }
     if (!th) { /* a new task stopped before its parent's event arrived */
@@ -738,7 +743,12 @@ void core_session_detach(core_session *s) {
   core_doorbell_poke();
 }
 
-void core_session_forward_signal(core_session *s, int sig) { kill(s->main_pid, sig); }
+void core_session_forward_signal(core_session *s, int sig) {
+  if (s->main_ended) s->detaching = 1; /* nobody to send it to: what outlived it is let go */
+  else kill(s->main_pid, sig);
+}
+
+bool core_session_main_ended(const core_session *s) { return s->main_ended; }
 
 /* }=== */
 

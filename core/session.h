@@ -68,16 +68,21 @@ typedef struct core_session core_session;
  * killed and an attached one let go unchanged. */
 lp_status core_session_start(const core_session_options *opt, core_session **out);
 
-/* Runs until the first process ends (its wait status in *wait_status) or,
- * after core_session_detach, until every process is let go (*wait_status 0). */
+/* Runs until every traced process has ended, the first one's wait status in
+ * *wait_status, or, after core_session_detach, until every process still
+ * traced is let go (*wait_status: the first one's if it had ended, else 0). */
 lp_status core_session_run(core_session *s, int *wait_status);
 
 /* Asks core_session_run to restore every entry and let the processes go on
  * untraced (async-signal-safe). */
 void core_session_detach(core_session *s);
 
-/* Forwards SIG to the first process (for lazyprobe's own SIGTERM/SIGHUP). */
+/* Forwards SIG to the first process (for lazyprobe's own SIGTERM/SIGHUP);
+ * once it has ended, detaches what outlived it instead (async-signal-safe). */
 void core_session_forward_signal(core_session *s, int sig);
+
+/* Has the first process ended (the session still following its children)? */
+bool core_session_main_ended(const core_session *s);
 
 /* The counters files of the processes alive now, in *files (malloc'd). */
 size_t core_session_live_files(const core_session *s, shm_counters **files);

@@ -263,6 +263,7 @@ struct core_session {
   pid_t early[64];        /* tids whose first stop came before their parent's event */
   size_t nearly;
   volatile int detaching;
+  volatile int main_ended; /* the first process ended; the loop waits for those that outlive it */
   bool stubs;             /* launched, futex_waitv there, no --no-stubs: stubs armed */
   bool unwinder_said;     /* that libgcc_s, though selected, is not instrumented (process.c) */
   bool lsan_said;         /* that the program's leak check cannot run under ptrace (process.c) */

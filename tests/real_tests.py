@@ -400,6 +400,7 @@ def procs_expect(mode):
                  ('child', img(c_work=6, both=2))],
         'jumped': [('parent', img(main=1, before=5, run_jumped=2, fork_or_jump=2, fork_child=1, p_work=2, both=1)),
                    ('child', img(c_work=5, both=2))],
+        'outlive': [('parent', img(main=1, before=5, p_work=1)), ('child', img(c_work=2))],
         'spawn': [('parent', img(main=1, before=5, p_work=3)), ('leaf', leaf)],
         'exec': [('exec', img(main=1, before=5)), ('leaf', leaf)],
     }[mode]
@@ -632,6 +633,93 @@ def test_procs(ctx, mode):
     if probs:
         probs[0] += repro(cmd)
     return [(name, probs[:6])]
+
+
+def test_procs_outlive(ctx):
+    """procs/outlive: a child that outlives the program (tests/real/procs.c
+    outlive: it waits for a signal once it has worked) is followed after the
+    program has ended: lazyprobe is still running then; a SIGTERM to it
+    lets the child go on (it is alive after lazyprobe's end) and gives the
+    report: the program's output and status as natively, the child's image
+    "detached" with its counts (before session 33 the run ended with the
+    program and let the child go at once, whatever it did later)."""
+    name = 'procs/outlive'
+    binary, err = build(ctx, 'procs', ['procs.c'], ['-O2', '-Wall'])
+    if err:
+        return [(name, [err])]
+    syms = ctx.syms(binary)
+    scratch = ctx.scratch(name)
+
+    def roles_of(pidfile):
+        try:
+            return dict(l.split()[:2] for l in open(pidfile).read().splitlines())
+        except (OSError, ValueError):
+            return {}
+
+    def kill_child(pidfile):
+        child = roles_of(pidfile).get('child')
+        if child:
+            try:
+                os.kill(int(child), signal.SIGKILL)
+            except OSError:
+                pass
+
+    npid = os.path.join(scratch, 'native.pids')
+    nat = run_in([binary, 'outlive', npid])
+    kill_child(npid)
+    outdir = os.path.join(scratch, 'out')
+    lpid = os.path.join(scratch, 'lp.pids')
+    cmd = [ctx.lp, 'run', '-c', 'calls', '-o', outdir, '--', binary, 'outlive', lpid]
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    probs = []
+    try:
+        deadline = time.time() + RUN_TIMEOUT
+        roles = {}
+        while time.time() < deadline and p.poll() is None:
+            roles = roles_of(lpid)
+            if 'child' in roles and 'parent' in roles and not os.path.exists('/proc/%s' % roles['parent']):
+                break
+            time.sleep(0.05)
+        time.sleep(0.5)
+        if p.poll() is not None:
+            probs.append('lazyprobe ended with the program (status %s): the child was not followed' % p.returncode)
+        else:
+            p.send_signal(signal.SIGTERM)
+        try:
+            out, err = p.communicate(timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            rt.kill_group(p)
+            out, err = p.communicate()
+            probs.append('lazyprobe did not end after SIGTERM')
+        probs += same_as_native(nat, (rt.status_of(p.returncode), out, err, False))
+        roles = roles_of(lpid)
+        child = roles.get('child')
+        alive = False
+        if child:
+            try:
+                os.kill(int(child), 0)
+                alive = True
+            except OSError:
+                pass
+        if not alive:
+            probs.append('the child %s is not alive after lazyprobe ended' % child)
+        calls = load_calls_safe(outdir, probs, 'run calls.json')
+        if calls is not None:
+            ends = {str(q.get('pid')): q.get('end') for q in calls.get('processes') or []}
+            want = {roles.get('parent'): 'exit 0', child: 'detached'}
+            if ends != want:
+                probs.append('processes ended %s, expected %s' % (ends, want))
+            probs += count_problems(module_counts(calls, binary, syms, PROCS_NAMES),
+                                    total_counts(procs_expect('outlive')), 'run calls.json: ')
+    finally:
+        kill_child(lpid)
+        if p.poll() is None:
+            rt.kill_group(p)
+            p.communicate()
+    if probs:
+        probs[0] += repro(cmd)
+    return [(name, probs)]
 
 
 def test_many_procs(ctx):
@@ -2849,6 +2937,7 @@ def jobs(ctx):
         j.append(('procs/' + mode, lambda m=mode: test_procs(ctx, m)))
         if mode in ('fork', 'vfork', 'clone', 'wrapped', 'deep', 'jumped'):
             j.append(('procs/arcs/' + mode, lambda m=mode: test_procs_arcs(ctx, m)))
+    j.append(('procs/outlive', lambda: test_procs_outlive(ctx)))
     j.append(('procs/many_procs', lambda: test_many_procs(ctx)))
     j.append(('procs/shell_script', lambda: test_shell_script(ctx)))
     j.append(('procs/inherited_signals', lambda: test_inherited_signals(ctx)))

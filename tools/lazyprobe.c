@@ -182,7 +182,9 @@ static void on_signal(int sig, siginfo_t *si, void *ctx) {
     if (attached || !from_terminal) early = sig;
     return;
   }
-  if (attached) core_session_detach(running); /* Ctrl-C or --duration: let the process go on */
+  /* Ctrl-C or --duration, or a signal once the program has ended, whose
+   * children outlive it: let them go on */
+  if (attached || core_session_main_ended(running)) core_session_detach(running);
   else if (!from_terminal) core_session_forward_signal(running, sig);
 }
 

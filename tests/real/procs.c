@@ -16,12 +16,17 @@
  *          and the same chain left once by a longjmp from fork_or_jump: its
  *          caller's call returns twice in one call and never in the other,
  *          as bash's calls of make_child and jump_to_top_level do)
+ *   outlive  parent: main 1, before 5, p_work 1          child: c_work 2
+ *          (the child, its output on /dev/null, tells the parent it has
+ *          worked, then waits for a signal: it outlives its parent)
  *   spawn  parent: main 1, before 5, p_work 3            child: posix_spawn of "leaf"
  *   exec   one pid, two images: main 1, before 5, then execv of "leaf"
  *   leaf   main 1, leaf_work 13
  * A child's counts are its own: what the parent did before the fork is the
  * parent's only. */
 #define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -152,6 +157,23 @@ int main(int argc, char **argv) {
     ok = pid > 0 && wait_ok(pid);
     calls(p_work, 2);
     calls(both, 1);
+  } else if (!strcmp(mode, "outlive")) {
+    int worked[2];
+    if (pipe(worked) != 0) return 1;
+    pid_t pid = fork();
+    if (pid == 0) {
+      int null = open("/dev/null", O_WRONLY);
+      if (null < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(1);
+      close(worked[0]);
+      note("child");
+      calls(c_work, 2);
+      if (write(worked[1], "w", 1) != 1) _exit(1);
+      for (;;) pause();
+    }
+    close(worked[1]);
+    char c;
+    ok = pid > 0 && read(worked[0], &c, 1) == 1;
+    calls(p_work, 1);
   } else if (!strcmp(mode, "vfork")) {
     pid_t pid = vfork();
     if (pid == 0) {
