@@ -4,9 +4,9 @@
  * per address with a size and the room up to the next function, a cold part
  * (gcc's NAME.cold) and its hot part linked; and the GOT slots of its PLT
  * stubs (.rela.plt JUMP_SLOTs) by symbol name; the functions, named or
- * through their stubs, a call to which returns twice (setjmp, fork, and a
- * function of the module that forks through any chain of its calls: sweeps
- * of their bytes), never (exit,
+ * through their stubs, a call to which returns twice (setjmp, fork, forkpty,
+ * daemon, and a function of the module that forks through any chain of its
+ * calls: sweeps of their bytes), never (exit,
  * or by its code), or as its first argument says (error, syscall).  core_module_exports looks
  * up a few exported functions without any of that (libc's dlopen and dlsym). */
 #include "module.h"
@@ -302,7 +302,10 @@ static bool same_name(const char *name, const char *listed) {
 
 static core_callee callee_of(const char *name, bool defined, bool exported) {
   static const char *const twice[] = {"setjmp", "sigsetjmp", "savectx", "getcontext", "qsetjmp", NULL};
-  static const char *const forks[] = {"fork", "vfork", "Fork", NULL};
+  /* forkpty returns in the parent and the child, daemon in the child alone
+   * (the parent exits inside it): each a count of second returns, the
+   * parent's -1 for daemon, as after a longjmp (forks_through) */
+  static const char *const forks[] = {"fork", "vfork", "Fork", "forkpty", "daemon", NULL};
   static const char *const never[] = {
       "exit", "_exit", "_Exit", "quick_exit", "abort", "__assert_fail", "__assert_perror_fail", "__stack_chk_fail",
       "__fortify_fail", "__chk_fail", "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk", "pthread_exit",

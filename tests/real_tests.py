@@ -400,6 +400,9 @@ def procs_expect(mode):
                  ('child', img(c_work=6, both=2))],
         'jumped': [('parent', img(main=1, before=5, run_jumped=2, fork_or_jump=2, fork_child=1, p_work=2, both=1)),
                    ('child', img(c_work=5, both=2))],
+        'forkpty': [('parent', img(main=1, before=5, p_work=7, both=2)),
+                    ('child', img(c_work=4, both=5))],
+        'daemon': [('parent', img(main=1, before=5)), ('child', img(c_work=3, both=6))],
         'outlive': [('parent', img(main=1, before=5, p_work=1)), ('child', img(c_work=2))],
         'spawn': [('parent', img(main=1, before=5, p_work=3)), ('leaf', leaf)],
         'exec': [('exec', img(main=1, before=5)), ('leaf', leaf)],
@@ -453,19 +456,23 @@ def total_counts(expected_images):
 
 
 def test_procs_arcs(ctx, mode):
-    """procs/arcs/MODE (fork, vfork, clone, wrapped, deep, jumped): under
+    """procs/arcs/MODE (fork, vfork, clone, wrapped, deep, jumped, forkpty,
+    daemon): under
     -c dump_arcs.lua and -c dump_arcs_only.lua (the arcs collector's probes,
     whose spanning tree is another), output as natively and flow conserved at
     every block of every function of the program, in the report of all its
     process images and in each image's alone: fork, vfork,
-    syscall(SYS_clone, SIGCHLD, ...) and the functions of the program that
-    fork through any chain of calls (fork_child, fork_deep, fork_or_jump)
-    return twice, into the parent and the child, and the block after them
-    has the second return as a side entry; a longjmp out of such a call
-    leaves that count one below (jumped) (before session 22 vfork's main was
+    syscall(SYS_clone, SIGCHLD, ...), forkpty and the functions of the
+    program that fork through any chain of calls (fork_child, fork_deep,
+    fork_or_jump) return twice, into the parent and the child, and the block
+    after them has the second return as a side entry; a longjmp out of such
+    a call leaves that count one below (jumped), as daemon's parent, which
+    exits inside it, does (before session 22 vfork's main was
     inconsistent: block 1 with 2 in and 1 out; before session 23 clone's and
     wrapped's main had a negative count derived; before session 32 deep's
-    main, in the child's image under the arcs collector's probes)."""
+    main, in the child's image under the arcs collector's probes; before
+    session 33 forkpty's and daemon's child's main, the child's blocks read
+    as never run in the report of all images)."""
     name = 'procs/arcs/' + mode
     binary, err = build(ctx, 'procs', ['procs.c'], ['-O2', '-Wall'])
     if err:
@@ -574,7 +581,8 @@ def test_shared_table(ctx):
 
 
 def test_procs(ctx, mode):
-    """fork / a function that forks / vfork+exec / clone(SIGCHLD) / posix_spawn / exec of itself:
+    """fork / a function that forks / vfork+exec / clone(SIGCHLD) / forkpty / daemon / posix_spawn /
+    exec of itself:
     one counters file per process image with that image's counts only;
     calls.json of the run and `report DIR` add all up; `report --pid PID DIR`
     shows the images of PID only."""
@@ -2933,9 +2941,9 @@ def jobs(ctx):
     for mode in ('atomic', 'plain', 'coverage'):
         j.append(('threads/storm/' + mode, lambda m=mode: test_storm(ctx, m)))
     # 2. child processes
-    for mode in ('fork', 'vfork', 'clone', 'wrapped', 'deep', 'jumped', 'spawn', 'exec'):
+    for mode in ('fork', 'vfork', 'clone', 'wrapped', 'deep', 'jumped', 'forkpty', 'daemon', 'spawn', 'exec'):
         j.append(('procs/' + mode, lambda m=mode: test_procs(ctx, m)))
-        if mode in ('fork', 'vfork', 'clone', 'wrapped', 'deep', 'jumped'):
+        if mode in ('fork', 'vfork', 'clone', 'wrapped', 'deep', 'jumped', 'forkpty', 'daemon'):
             j.append(('procs/arcs/' + mode, lambda m=mode: test_procs_arcs(ctx, m)))
     j.append(('procs/outlive', lambda: test_procs_outlive(ctx)))
     j.append(('procs/many_procs', lambda: test_many_procs(ctx)))

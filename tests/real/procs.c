@@ -16,6 +16,11 @@
  *          and the same chain left once by a longjmp from fork_or_jump: its
  *          caller's call returns twice in one call and never in the other,
  *          as bash's calls of make_child and jump_to_top_level do)
+ *   forkpty  parent: main 1, before 5, p_work 7, both 2   child: c_work 4, both 5
+ *          (forkpty returns twice like fork; the parent reads what the child
+ *          printed on the terminal)
+ *   daemon parent: main 1, before 5                     child: c_work 3, both 6
+ *          (daemon returns in the child alone: the parent exits inside it)
  *   outlive  parent: main 1, before 5, p_work 1          child: c_work 2
  *          (the child, its output on /dev/null, tells the parent it has
  *          worked, then waits for a signal: it outlives its parent)
@@ -27,6 +32,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pty.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -90,6 +96,21 @@ static int wait_ok(pid_t pid) {
   int st;
   if (waitpid(pid, &st, 0) != pid) return 0;
   return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* What the terminal of MASTER said until the other side closed, with its
+ * carriage returns left out, into BUF (SIZE bytes); its length. */
+static size_t read_terminal(int master, char *buf, size_t size) {
+  size_t n = 0;
+  for (;;) {
+    char c;
+    ssize_t got = read(master, &c, 1);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break; /* EIO: the child's side closed */
+    if (c != '\r' && n + 1 < size) buf[n++] = c;
+  }
+  buf[n] = '\0';
+  return n;
 }
 
 int main(int argc, char **argv) {
@@ -157,6 +178,30 @@ int main(int argc, char **argv) {
     ok = pid > 0 && wait_ok(pid);
     calls(p_work, 2);
     calls(both, 1);
+  } else if (!strcmp(mode, "forkpty")) {
+    int master;
+    pid_t pid = forkpty(&master, NULL, NULL, NULL);
+    if (pid == 0) {
+      note("child");
+      calls(c_work, 4);
+      calls(both, 5);
+      printf("child done\n");
+      fflush(stdout);
+      _exit(0);
+    }
+    char said[64] = "";
+    if (pid > 0) read_terminal(master, said, sizeof said);
+    ok = pid > 0 && wait_ok(pid) && !strcmp(said, "child done\n");
+    printf("forkpty: the child's terminal said: %s", said);
+    calls(p_work, 7);
+    calls(both, 2);
+  } else if (!strcmp(mode, "daemon")) {
+    if (daemon(1, 1) != 0) return 1; /* the parent exits inside, status 0 */
+    note("child");
+    calls(c_work, 3);
+    calls(both, 6);
+    printf("daemon: child done\n");
+    return 0;
   } else if (!strcmp(mode, "outlive")) {
     int worked[2];
     if (pipe(worked) != 0) return 1;
