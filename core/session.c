@@ -19,7 +19,8 @@
  *   with a line saying so).
  *
  * The end: when every traced process has ended (the first one's status is
- * the run's: its children may outlive it, a daemon's always do), or on
+ * the run's: its children may outlive it, a daemon's always do, and a line
+ * says how many do when it ends), or on
  * core_session_detach (attach's Ctrl-C or --duration; a signal for the first
  * process once it has ended), every process still traced is stopped, its
  * entries and hooks restored (copies stay mapped for the frames still in
@@ -672,6 +673,21 @@ static lp_status on_stop(core_session *s, thread *th, int status) {
   return LP_OK;
 }
 
+/* Says, when the first process has just ended, how many processes outlive
+ * it (and are followed: the run seems to hang until they end). */
+static void say_outliving(const core_session *s) {
+  size_t n = 0;
+  for (size_t t = 0; t < s->nthreads; t++) {
+    bool counted = false;
+    for (size_t u = 0; u < t && !counted; u++) counted = s->threads[u].proc == s->threads[t].proc;
+    n += !counted;
+  }
+  if (n)
+    fprintf(stderr, "lazyprobe: the program ended; %zu process%s it started still run%s, followed to %s end "
+                    "(a signal to lazyprobe lets %s go)\n",
+            n, n == 1 ? "" : "es", n == 1 ? "s" : "", n == 1 ? "its" : "their", n == 1 ? "it" : "them");
+}
+
 static lp_status run_loop(core_session *s, int *wait_status) {
   for (size_t t = 0; t < s->nthreads; t++) resume(s, s->threads[t].tid, 0);
   start_ticks(s);
@@ -715,6 +731,7 @@ static lp_status run_loop(core_session *s, int *wait_status) {
       if (tid == s->main_pid) {
         *wait_status = status;
         s->main_ended = 1;
+        say_outliving(s);
       }
       if (!s->main_ended || s->nthreads) continue; /* its children that outlive it are followed to their end */
       stop_ticks(s);

@@ -648,7 +648,8 @@ def test_procs_outlive(ctx):
     outlive: it waits for a signal once it has worked) is followed after the
     program has ended: lazyprobe is still running then; a SIGTERM to it
     lets the child go on (it is alive after lazyprobe's end) and gives the
-    report: the program's output and status as natively, the child's image
+    report: a line said that one process outlives the program, the
+    program's output and status as natively, the child's image
     "detached" with its counts (before session 33 the run ended with the
     program and let the child go at once, whatever it did later)."""
     name = 'procs/outlive'
@@ -701,6 +702,8 @@ def test_procs_outlive(ctx):
             out, err = p.communicate()
             probs.append('lazyprobe did not end after SIGTERM')
         probs += same_as_native(nat, (rt.status_of(p.returncode), out, err, False))
+        if b'lazyprobe: the program ended; 1 process it started still runs' not in err:
+            probs.append('no line saying that a process outlives the program')
         roles = roles_of(lpid)
         child = roles.get('child')
         alive = False
