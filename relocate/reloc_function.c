@@ -33,7 +33,6 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "lp_sort.h"
 #include "reloc_internal.h"
 #include "reloc_unwind.h"
 #include "x64_relocator.h"
@@ -99,8 +98,12 @@ typedef struct builder {
   size_t nguessed;
   const uint64_t *sides;    /* where the function is entered besides its entry */
   size_t nsides;
-  struct way_in *ways;      /* ways_in's answer, good while no instruction or table is added */
-  size_t nways, ways_n, ways_ntables;
+  struct way_in *ways;      /* ways_in's answer, good while no instruction is added and no
+                               table adds a way into one (ways_back) */
+  uint32_t *ways_end;       /* the ways to lo+o end at ways_end[o] (ways_in) */
+  size_t nways, ways_n;
+  unsigned ways_back;       /* tables that added ways into decoded code, so far (ways_added) */
+  unsigned ways_known;      /* ways_back when the ways were made */
   bool branched;            /* prev_way went back through a branch (in the match being made) */
   size_t *recheck;          /* dispatches so matched: matched again once all is decoded */
   size_t nrecheck, caprecheck;
@@ -110,8 +113,9 @@ typedef struct builder {
     bool ok;
     uint64_t table, ref;
   } base;
-  struct def *defs;         /* holds_table's, good while no instruction is added */
+  struct def *defs;         /* holds_table's, good while the ways are (ways_to) */
   size_t ndefs, capdefs, defs_n;
+  unsigned defs_back;       /* ways_back when they were made */
   size_t *reach;            /* the defs each def's ways back meet (def.first, .n) */
   size_t nreach, capreach;
   struct {                  /* frame_fixed's, likewise */
@@ -502,46 +506,54 @@ typedef struct way_in {
   uint32_t from; /* index of the branch or dispatch */
 } way_in;
 
-static int by_to(const void *a, const void *b) {
-  uint64_t x = ((const way_in *)a)->to, y = ((const way_in *)b)->to;
-  return x < y ? -1 : x > y;
-}
-
-#define WAY_BEFORE(x, y) ((x)->to < (y)->to)
-LP_MERGE_SORT(sort_ways, way_in, WAY_BEFORE)
-
 /* The jumps into the function's decoded code, sorted by target, into *OUT
- * (NULL when none); SIZE_MAX when out of memory.  Made again each time the
- * decoding has grown since (CPython's eval loop: ~400 times, ~60 000 ways,
- * most of them its tables' entries): the sort's comparison inline, not
- * qsort's through a pointer (Debian's python3's tracer under -c arcs: 7.2 G
- * instructions in them, most of its time). */
-static size_t ways_in(const reloc_plan *p, way_in **out) {
-  size_t n = 0, cap = 0;
+ * (NULL when none), and where those to each byte of the function end, into
+ * *END (the caller frees both); SIZE_MAX when out of memory.  Made again
+ * each time the decoding has grown since (CPython's eval loop: ~400 times,
+ * ~60 000 ways, most of them its tables' entries), so sorted by counting:
+ * the targets lie in the function, a count per byte of it, each way placed
+ * in one pass, found by its target without a search (Debian's python3's
+ * tracer under -c arcs: qsort was 7.2 G of its 11.1 G instructions, a merge
+ * sort and bsearch 2.8 G of 6.7 G).  Ways to one target keep the order of
+ * their branches. */
+static size_t ways_in(const reloc_plan *p, way_in **out, uint32_t **end) {
+  size_t n = 0, cap = 0, span = (size_t)(p->hi - p->lo);
+  way_in *all = NULL;
   *out = NULL;
+  *end = NULL;
   for (size_t i = 0; i < p->n; i++) {
     const reloc_insn *in = &p->insns[i];
     bool direct = in->x.flow == X64_FLOW_JMP || in->x.flow == X64_FLOW_JCC || in->x.flow == X64_FLOW_JCC_SHORT;
     const reloc_table *t = in->table_jmp >= 0 ? &p->tables[in->table_jmp] : NULL;
     size_t m = direct ? 1 : t ? t->nentries : 0;
-    if (m && !grow((void **)out, &cap, n + m, sizeof **out)) {
-      free(*out);
-      *out = NULL;
+    if (m && !grow((void **)&all, &cap, n + m, sizeof *all)) {
+      free(all);
       return SIZE_MAX;
     }
     for (size_t k = 0; k < m; k++) {
       uint64_t to = direct ? in->x.target : t->targets[k];
-      if (inside(p, to)) (*out)[n++] = (way_in){to, (uint32_t)i};
+      if (inside(p, to)) all[n++] = (way_in){to, (uint32_t)i};
     }
   }
-  way_in *tmp = n ? malloc(n * sizeof *tmp) : NULL;
-  if (n && !tmp) {
-    free(*out);
-    *out = NULL;
+  if (!n) return 0;
+  uint32_t *at = calloc(span, sizeof *at); /* at[o]: where the ways to lo+o begin, then end */
+  way_in *sorted = malloc(n * sizeof *sorted);
+  if (!at || !sorted) {
+    free(at);
+    free(sorted);
+    free(all);
     return SIZE_MAX;
   }
-  if (n) sort_ways(*out, tmp, n);
-  free(tmp);
+  for (size_t k = 0; k < n; k++) at[all[k].to - p->lo]++;
+  for (size_t o = 0, sum = 0; o < span; o++) {
+    size_t count = at[o];
+    at[o] = (uint32_t)sum;
+    sum += count;
+  }
+  for (size_t k = 0; k < n; k++) sorted[at[all[k].to - p->lo]++] = all[k];
+  free(all);
+  *out = sorted;
+  *end = at;
   return n;
 }
 
@@ -554,17 +566,25 @@ static long falls_into(const reloc_plan *p, uint64_t addr) {
   return reloc_falls_through(&p->insns[i]) && !p->insns[i].noreturn ? i : -1;
 }
 
-/* ways_in, kept while no instruction or table is added. */
-static struct way_in *ways_cached(builder *b, size_t *n) {
+/* The ways into A, *N of them from the one returned (ways_in's, kept while
+ * no instruction is added and no table adds a way into one: ways_added);
+ * NULL with b->nways SIZE_MAX when out of memory.  Ways to code not decoded
+ * yet are never asked for before it is decoded, and a table cut leaves ways
+ * that no longer exist, which only make the walks back ask more. */
+static struct way_in *ways_to(builder *b, uint64_t a, size_t *n) {
   reloc_plan *p = b->p;
-  if (!b->ways || b->ways_n != p->n || b->ways_ntables != p->ntables) {
+  *n = 0;
+  if (b->nways == SIZE_MAX || b->ways_n != p->n || b->ways_known != b->ways_back) {
     free(b->ways);
-    b->nways = ways_in(p, &b->ways);
+    free(b->ways_end);
+    b->nways = ways_in(p, &b->ways, &b->ways_end);
     b->ways_n = p->n;
-    b->ways_ntables = p->ntables;
+    b->ways_known = b->ways_back;
   }
-  *n = b->nways == SIZE_MAX ? 0 : b->nways;
-  return b->nways == SIZE_MAX ? NULL : b->ways;
+  if (b->nways == SIZE_MAX || !b->nways || !inside(p, a)) return NULL;
+  size_t o = (size_t)(a - p->lo), from = o ? b->ways_end[o - 1] : 0;
+  *n = b->ways_end[o] - from;
+  return b->ways + from;
 }
 
 /* Does instruction RI write cell C (a call writes no register: is_call)? */
@@ -623,7 +643,7 @@ static bool way_from(builder *b, cell c, size_t from, bool *seen, size_t *stack,
 static bool reach(builder *b, size_t start, cell c, size_t *first) {
   reloc_plan *p = b->p;
   size_t nways;
-  way_in *ways = ways_cached(b, &nways);
+  ways_to(b, p->entry, &nways); /* made now: out of memory is known before the walk */
   bool *seen = calloc(p->n, sizeof *seen);
   size_t *stack = malloc(p->n * sizeof *stack), top = 0;
   bool ok = b->nways != SIZE_MAX && seen && stack;
@@ -635,9 +655,8 @@ static bool reach(builder *b, size_t start, cell c, size_t *first) {
     for (size_t k = 0; ok && k < b->nsides; k++) ok = b->sides[k] != a;
     long fall = falls_into(p, a);
     if (ok && fall >= 0) ok = way_from(b, c, (size_t)fall, seen, stack, &top);
-    way_in key = {a, 0}, *w = ok && nways ? bsearch(&key, ways, nways, sizeof key, by_to) : NULL;
-    while (w && w > ways && w[-1].to == a) w--;
-    for (; ok && w && w < ways + nways && w->to == a; w++) ok = way_from(b, c, w->from, seen, stack, &top);
+    way_in *w = ok ? ways_to(b, a, &nways) : NULL;
+    for (size_t k = 0; ok && k < nways; k++) ok = way_from(b, c, w[k].from, seen, stack, &top);
   }
   free(seen);
   free(stack);
@@ -650,10 +669,11 @@ static bool reach(builder *b, size_t start, cell c, size_t *first) {
  * most; each copy holds the table unless one def it is reached by does not
  * (a greatest fixed point: a spill and a reload in a loop pass the value
  * round, and only a lea can bring one in), and every lea met must name one
- * table.  The defs are kept while the decoded instructions stay the same
- * (CPython's eval loop asks for ~180 dispatches). */
+ * table.  The defs are kept while the ways back stay the same (ways_to:
+ * CPython's eval loop asks for ~180 dispatches). */
 static bool holds_table(builder *b, size_t start, cell c, uint64_t *table, uint64_t *ref) {
-  if (b->defs_n != b->p->n) b->ndefs = b->nreach = 0, b->defs_n = b->p->n;
+  if (b->defs_n != b->p->n || b->defs_back != b->ways_back)
+    b->ndefs = b->nreach = 0, b->defs_n = b->p->n, b->defs_back = b->ways_back;
   size_t first, ndefs0 = b->ndefs, nreach0 = b->nreach;
   bool ok = reach(b, start, c, &first);
   size_t last = b->nreach;
@@ -774,9 +794,8 @@ static const x64_insn *prev_way(void *ctx, const x64_insn *cur) {
   for (size_t k = 0; k < b->nsides; k++)
     if (b->sides[k] == cur->addr) return NULL;
   size_t n;
-  way_in *ways = ways_cached(b, &n), key = {cur->addr, 0};
-  way_in *w = n ? bsearch(&key, ways, n, sizeof key, by_to) : NULL;
-  if (!w || (w > ways && w[-1].to == cur->addr) || (w + 1 < ways + n && w[1].to == cur->addr)) return NULL;
+  way_in *w = ways_to(b, cur->addr, &n);
+  if (n != 1) return NULL;
   reloc_insn *br = &p->insns[w->from];
   if (br->table_jmp >= 0 || !x64_decode_operands(&br->x)) return NULL;
   b->branched = true;
@@ -1035,6 +1054,18 @@ static void leave_unresolved(builder *b, uint64_t *targets) {
 }
 
 /* Resolves the indirect jmps not yet examined; new tables add work. */
+/* Table TB's entries from FROM on are ways in for a dispatch (a table added,
+ * widened, or met by one more dispatch): the ways made so far are stale if
+ * one of them lands in code already decoded (a case going back into a loop). */
+static void ways_added(builder *b, const reloc_table *tb, size_t from) {
+  const reloc_plan *p = b->p;
+  for (size_t k = from; k < tb->nentries; k++)
+    if (inside(p, tb->targets[k]) && p->at[tb->targets[k] - p->lo] > 0) {
+      b->ways_back++;
+      return;
+    }
+}
+
 static lp_status resolve_tables(builder *b, bool *more) {
   reloc_plan *p = b->p;
   *more = false;
@@ -1065,7 +1096,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
       continue;
     }
     if (m.guessed && g == b->nguessed) b->guessed[b->nguessed++] = m.table;
-    size_t t = 0;
+    size_t t = 0, known = 0; /* the entries of table t whose ways in were there before */
     while (t < p->ntables && !(p->tables[t].table == m.table && p->tables[t].kind == m.kind)) t++;
     if (m.guarded) /* the entries an earlier attempt decoded, up to the first that was no code */
       for (size_t k = 0; k < b->ncuts; k++)
@@ -1125,10 +1156,12 @@ static lp_status resolve_tables(builder *b, bool *more) {
                                             m.guarded ? m.ref : 0, m.guard_reg, m.guard_unit};
       t = p->ntables++;
     } else if (m.nentries > p->tables[t].nentries) { /* same table, wider bound */
+      known = p->tables[t].nentries;
       free(p->tables[t].targets);
       p->tables[t].targets = targets;
       p->tables[t].nentries = m.nentries;
     } else {
+      known = p->tables[t].nentries;
       free(targets);
     }
     if (own_copy && !ld) { /* the jmp reads the entry: it names its copy */
@@ -1139,6 +1172,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
     }
     if (ld) ld->table_load = (int32_t)t; /* its copy (the base register's lea keeps the first), or
                                             the table, which the layout reads as it is */
+    ways_added(b, &p->tables[t], p->insns[i].table_jmp == (int32_t)t ? known : 0);
     p->insns[i].table_jmp = (int32_t)t;
     if (b->branched) {
       if (!grow((void **)&b->recheck, &b->caprecheck, b->nrecheck + 1, sizeof *b->recheck))
@@ -1339,6 +1373,7 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
       free(b.work);
       free(b.indirect);
       free(b.ways);
+      free(b.ways_end);
       free(b.recheck);
       free(b.defs);
       free(b.reach);
@@ -1392,6 +1427,7 @@ out:
   free(b.work);
   free(b.indirect);
   free(b.ways);
+  free(b.ways_end);
   free(b.recheck);
   free(b.defs);
   free(b.reach);
