@@ -761,7 +761,7 @@ void core_session_detach(core_session *s) {
 }
 
 void core_session_forward_signal(core_session *s, int sig) {
-  if (s->main_ended) s->detaching = 1; /* nobody to send it to: what outlived it is let go */
+  if (s->main_ended) core_session_detach(s); /* nobody to send it to: what outlived it is let go */
   else kill(s->main_pid, sig);
 }
 
