@@ -3,8 +3,11 @@
  * the table decodes an instruction, and so must the operands it gives (a
  * RIP-relative operand's instruction) and the registers it writes
  * (x64_quick_gprs_written against Zydis's operands), and the table must
- * decode nothing Zydis rejects.  Over the .text of whole binaries (a linear sweep, padding and
- * all) and over random bytes behind the opcodes the table knows. */
+ * decode nothing Zydis rejects; and which stack slots an instruction may
+ * store to, read from the two operands x64_insn keeps, against all of
+ * Zydis's (x64_insn_may_store_to_slot).  Over the .text of whole binaries (a
+ * linear sweep, padding and all) and over random bytes behind the opcodes
+ * the table knows. */
 #include <elf.h>
 #include <inttypes.h>
 #include <string.h>
@@ -12,6 +15,7 @@
 #include "unit.h"
 #include "x64_jumptable.h"
 #include "x64_quick.h"
+#include "x64_zydis.h"
 
 typedef struct tally {
   size_t decoded, quick;
@@ -38,6 +42,43 @@ static bool same_operands(const x64_insn *a, const x64_insn *b) {
   return true;
 }
 
+/* Whether I may store to one of the 8 bytes at [rsp+D], from Zydis's full
+ * operands, every one of them (the oracle of x64_insn_may_store_to_slot,
+ * which reads the two x64_insn keeps). */
+static bool stores_to_slot(const x64_insn *i, int64_t d) {
+  ZydisDecodedInstruction zi;
+  ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+  if (!ZYAN_SUCCESS(ZydisDecoderDecodeFull(x64_zydis_decoder(), i->bytes, i->len, &zi, ops))) return true;
+  for (unsigned k = 0; k < zi.operand_count; k++) {
+    const ZydisDecodedOperand *o = &ops[k];
+    if (o->type != ZYDIS_OPERAND_TYPE_MEMORY || !(o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) ||
+        x64_widen(o->mem.base) != ZYDIS_REGISTER_RSP || o->visibility == ZYDIS_OPERAND_VISIBILITY_HIDDEN)
+      continue; /* elsewhere, or a push's (below rsp) */
+    if (o->mem.index != ZYDIS_REGISTER_NONE) return true;
+    int64_t lo = o->mem.disp.value, hi = lo + (o->size ? o->size / 8 : 1);
+    if (lo < d + 8 && d < hi) return true;
+  }
+  return false;
+}
+
+/* x64_insn_may_store_to_slot of WANT (Zydis's decoding, its operands
+ * decoded) against stores_to_slot, at the slots around each of its memory
+ * operands. */
+static void compare_slot_stores(const char *name, x64_insn *want) {
+  if (!x64_decode_operands(want)) return;
+  static const int64_t around[] = {-16, -9, -8, -7, -1, 0, 1, 7, 8, 15, 16, 31, 32};
+  for (unsigned k = 0; k < want->nops; k++) {
+    if (want->op[k].type != X64_OP_MEM || want->op[k].base != ZYDIS_REGISTER_RSP) continue;
+    for (size_t a = 0; a < sizeof around / sizeof around[0]; a++) {
+      int64_t d = want->op[k].disp + around[a];
+      CHECK(x64_insn_may_store_to_slot(want, d) == stores_to_slot(want, d),
+            "0x%" PRIx64 " (%02x %02x %02x %02x): a store to [rsp%+" PRId64 "]: %d, Zydis's operands: %d",
+            want->addr, want->bytes[0], want->bytes[1], want->bytes[2], want->bytes[3], d,
+            x64_insn_may_store_to_slot(want, d), stores_to_slot(want, d));
+    }
+  }
+}
+
 /* One position: what the table says against Zydis alone. */
 static void compare(const char *name, const uint8_t *code, size_t avail, uint64_t addr, tally *t) {
   x64_insn got, want;
@@ -55,6 +96,7 @@ static void compare(const char *name, const uint8_t *code, size_t avail, uint64_
     return;
   }
   t->decoded++;
+  compare_slot_stores(name, &want);
   if (!ok) return; /* left to Zydis */
   t->quick++;
   CHECK(same(&got, &want),
