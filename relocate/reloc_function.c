@@ -98,12 +98,13 @@ typedef struct builder {
   size_t nguessed;
   const uint64_t *sides;    /* where the function is entered besides its entry */
   size_t nsides;
-  struct way_in *ways;      /* ways_in's answer, good while no instruction is added and no
-                               table adds a way into one (ways_back) */
-  uint32_t *ways_end;       /* the ways to lo+o end at ways_end[o] (ways_in) */
-  size_t nways, ways_n;
-  unsigned ways_back;       /* tables that added ways into decoded code, so far (ways_added) */
-  unsigned ways_known;      /* ways_back when the ways were made */
+  struct way *ways;         /* the jumps into the function (ways_into) */
+  size_t nways, capways;
+  uint32_t *way_head, *way_tail; /* per byte of the function: its ways' list, NO_WAY: none */
+  size_t ways_n;            /* the instructions whose direct branches are listed */
+  bool ways_relist;         /* a table cut, or a dispatch that met another: listed again */
+  bool ways_failed;         /* out of memory */
+  unsigned ways_back;       /* tables that added ways into decoded code, so far (table_met) */
   bool branched;            /* prev_way went back through a branch (in the match being made) */
   size_t *recheck;          /* dispatches so matched: matched again once all is decoded */
   size_t nrecheck, caprecheck;
@@ -113,7 +114,7 @@ typedef struct builder {
     bool ok;
     uint64_t table, ref;
   } base;
-  struct def *defs;         /* holds_table's, good while the ways are (ways_to) */
+  struct def *defs;         /* holds_table's, good while the ways back are (table_met) */
   size_t ndefs, capdefs, defs_n;
   unsigned defs_back;       /* ways_back when they were made */
   size_t *reach;            /* the defs each def's ways back meet (def.first, .n) */
@@ -501,60 +502,77 @@ static bool reloads(builder *b, x64_insn *in, int reg, int64_t *d) {
  * the loop), which is why the dispatch is checked again once all is
  * decoded. */
 
-typedef struct way_in {
-  uint64_t to;
-  uint32_t from; /* index of the branch or dispatch */
-} way_in;
+#define NO_WAY UINT32_MAX
 
-/* The jumps into the function's decoded code, sorted by target, into *OUT
- * (NULL when none), and where those to each byte of the function end, into
- * *END (the caller frees both); SIZE_MAX when out of memory.  Made again
- * each time the decoding has grown since (CPython's eval loop: ~400 times,
- * ~60 000 ways, most of them its tables' entries), so sorted by counting:
- * the targets lie in the function, a count per byte of it, each way placed
- * in one pass, found by its target without a search (Debian's python3's
- * tracer under -c arcs: qsort was 7.2 G of its 11.1 G instructions, a merge
- * sort and bsearch 2.8 G of 6.7 G).  Ways to one target keep the order of
- * their branches. */
-static size_t ways_in(const reloc_plan *p, way_in **out, uint32_t **end) {
-  size_t n = 0, cap = 0, span = (size_t)(p->hi - p->lo);
-  way_in *all = NULL;
-  *out = NULL;
-  *end = NULL;
-  for (size_t i = 0; i < p->n; i++) {
-    const reloc_insn *in = &p->insns[i];
-    bool direct = in->x.flow == X64_FLOW_JMP || in->x.flow == X64_FLOW_JCC || in->x.flow == X64_FLOW_JCC_SHORT;
-    const reloc_table *t = in->table_jmp >= 0 ? &p->tables[in->table_jmp] : NULL;
-    size_t m = direct ? 1 : t ? t->nentries : 0;
-    if (m && !grow((void **)&all, &cap, n + m, sizeof *all)) {
-      free(all);
-      return SIZE_MAX;
-    }
-    for (size_t k = 0; k < m; k++) {
-      uint64_t to = direct ? in->x.target : t->targets[k];
-      if (inside(p, to)) all[n++] = (way_in){to, (uint32_t)i};
-    }
+typedef struct way {
+  uint32_t from;  /* index of the branch or dispatch */
+  uint32_t entry; /* its table's entry (0: a direct branch) */
+  uint32_t next;  /* the next way into the same byte, NO_WAY: none */
+} way;
+
+/* Lists the way from FROM (ENTRY of its table) into TO, in the order of
+ * (FROM, ENTRY) among those into TO: ways are added as the decoding grows
+ * and tables are met, not made again each time (CPython's eval loop: ~60 000
+ * ways, most of them its tables' entries, asked for again after each of
+ * ~580 changes: sorting them each time, qsort was 7.2 G of Debian's
+ * python3's 11.1 G tracer instructions under -c arcs). */
+static void way_add(builder *b, uint64_t to, size_t from, size_t entry) {
+  reloc_plan *p = b->p;
+  if (!inside(p, to) || b->ways_failed) return;
+  if (!grow((void **)&b->ways, &b->capways, b->nways + 1, sizeof *b->ways)) {
+    b->ways_failed = true;
+    return;
   }
-  if (!n) return 0;
-  uint32_t *at = calloc(span, sizeof *at); /* at[o]: where the ways to lo+o begin, then end */
-  way_in *sorted = malloc(n * sizeof *sorted);
-  if (!at || !sorted) {
-    free(at);
-    free(sorted);
-    free(all);
-    return SIZE_MAX;
+  size_t o = (size_t)(to - p->lo);
+  uint32_t w = (uint32_t)b->nways++, *at = &b->way_head[o];
+  b->ways[w] = (way){(uint32_t)from, (uint32_t)entry, NO_WAY};
+  uint32_t last = b->way_tail[o];
+  if (last != NO_WAY && (b->ways[last].from < from || (b->ways[last].from == from && b->ways[last].entry < entry))) {
+    at = &b->ways[last].next; /* after all: most come in order */
+  } else {
+    while (*at != NO_WAY && (b->ways[*at].from < from || (b->ways[*at].from == from && b->ways[*at].entry < entry)))
+      at = &b->ways[*at].next;
   }
-  for (size_t k = 0; k < n; k++) at[all[k].to - p->lo]++;
-  for (size_t o = 0, sum = 0; o < span; o++) {
-    size_t count = at[o];
-    at[o] = (uint32_t)sum;
-    sum += count;
+  b->ways[w].next = *at;
+  *at = w;
+  if (b->ways[w].next == NO_WAY) b->way_tail[o] = w;
+}
+
+/* Dispatch I's ways through table T from its entry FROM on. */
+static void table_ways(builder *b, size_t i, size_t t, size_t from) {
+  const reloc_table *tb = &b->p->tables[t];
+  for (size_t k = from; k < tb->nentries; k++) way_add(b, tb->targets[k], i, k);
+}
+
+/* The first of the jumps into A (b->ways[w].next the next), in the order of
+ * their branches: direct branches, and the entries of the tables the
+ * dispatches read; NO_WAY when none, or out of memory (b->ways_failed).
+ * Listed as they come: the direct branches of the instructions decoded
+ * since the last question, a table's entries when a dispatch meets it
+ * (table_met); all again after a table was cut. */
+static uint32_t ways_into(builder *b, uint64_t a) {
+  reloc_plan *p = b->p;
+  size_t span = (size_t)(p->hi - p->lo);
+  if (!b->way_head) {
+    b->way_head = malloc(span * sizeof *b->way_head);
+    b->way_tail = malloc(span * sizeof *b->way_tail);
+    if (!b->way_head || !b->way_tail) b->ways_failed = true;
+    b->ways_relist = true;
   }
-  for (size_t k = 0; k < n; k++) sorted[at[all[k].to - p->lo]++] = all[k];
-  free(all);
-  *out = sorted;
-  *end = at;
-  return n;
+  if (b->ways_relist && !b->ways_failed) {
+    memset(b->way_head, 0xff, span * sizeof *b->way_head); /* NO_WAY */
+    memset(b->way_tail, 0xff, span * sizeof *b->way_tail);
+    b->nways = b->ways_n = 0;
+    for (size_t i = 0; i < p->n; i++)
+      if (p->insns[i].table_jmp >= 0) table_ways(b, i, (size_t)p->insns[i].table_jmp, 0);
+    b->ways_relist = false;
+  }
+  for (; b->ways_n < p->n; b->ways_n++) {
+    const x64_insn *in = &p->insns[b->ways_n].x;
+    if (in->flow == X64_FLOW_JMP || in->flow == X64_FLOW_JCC || in->flow == X64_FLOW_JCC_SHORT)
+      way_add(b, in->target, b->ways_n, 0);
+  }
+  return b->ways_failed || !inside(p, a) ? NO_WAY : b->way_head[a - p->lo];
 }
 
 /* The instruction that falls through to ADDR (index), or -1. */
@@ -564,27 +582,6 @@ static long falls_into(const reloc_plan *p, uint64_t addr) {
   long i = s > 0 ? s - 1 : s < 0 ? -s - 1 : -1;
   if (i < 0 || p->insns[i].x.addr + p->insns[i].x.len != addr) return -1;
   return reloc_falls_through(&p->insns[i]) && !p->insns[i].noreturn ? i : -1;
-}
-
-/* The ways into A, *N of them from the one returned (ways_in's, kept while
- * no instruction is added and no table adds a way into one: ways_added);
- * NULL with b->nways SIZE_MAX when out of memory.  Ways to code not decoded
- * yet are never asked for before it is decoded, and a table cut leaves ways
- * that no longer exist, which only make the walks back ask more. */
-static struct way_in *ways_to(builder *b, uint64_t a, size_t *n) {
-  reloc_plan *p = b->p;
-  *n = 0;
-  if (b->nways == SIZE_MAX || b->ways_n != p->n || b->ways_known != b->ways_back) {
-    free(b->ways);
-    free(b->ways_end);
-    b->nways = ways_in(p, &b->ways, &b->ways_end);
-    b->ways_n = p->n;
-    b->ways_known = b->ways_back;
-  }
-  if (b->nways == SIZE_MAX || !b->nways || !inside(p, a)) return NULL;
-  size_t o = (size_t)(a - p->lo), from = o ? b->ways_end[o - 1] : 0;
-  *n = b->ways_end[o] - from;
-  return b->ways + from;
 }
 
 /* Does instruction RI write cell C (a call writes no register: is_call)? */
@@ -642,11 +639,10 @@ static bool way_from(builder *b, cell c, size_t from, bool *seen, size_t *stack,
  * the direct branches and the rewritten tables' dispatches that jump there. */
 static bool reach(builder *b, size_t start, cell c, size_t *first) {
   reloc_plan *p = b->p;
-  size_t nways;
-  ways_to(b, p->entry, &nways); /* made now: out of memory is known before the walk */
+  ways_into(b, p->entry); /* listed now: out of memory is known before the walk */
   bool *seen = calloc(p->n, sizeof *seen);
   size_t *stack = malloc(p->n * sizeof *stack), top = 0;
-  bool ok = b->nways != SIZE_MAX && seen && stack;
+  bool ok = !b->ways_failed && seen && stack;
   *first = b->nreach;
   if (ok) seen[start] = true, stack[top++] = start;
   while (ok && top) {
@@ -655,8 +651,8 @@ static bool reach(builder *b, size_t start, cell c, size_t *first) {
     for (size_t k = 0; ok && k < b->nsides; k++) ok = b->sides[k] != a;
     long fall = falls_into(p, a);
     if (ok && fall >= 0) ok = way_from(b, c, (size_t)fall, seen, stack, &top);
-    way_in *w = ok ? ways_to(b, a, &nways) : NULL;
-    for (size_t k = 0; ok && k < nways; k++) ok = way_from(b, c, w[k].from, seen, stack, &top);
+    for (uint32_t w = ok ? ways_into(b, a) : NO_WAY; ok && w != NO_WAY; w = b->ways[w].next)
+      ok = way_from(b, c, b->ways[w].from, seen, stack, &top);
   }
   free(seen);
   free(stack);
@@ -669,7 +665,7 @@ static bool reach(builder *b, size_t start, cell c, size_t *first) {
  * most; each copy holds the table unless one def it is reached by does not
  * (a greatest fixed point: a spill and a reload in a loop pass the value
  * round, and only a lea can bring one in), and every lea met must name one
- * table.  The defs are kept while the ways back stay the same (ways_to:
+ * table.  The defs are kept while the ways back stay the same (table_met:
  * CPython's eval loop asks for ~180 dispatches). */
 static bool holds_table(builder *b, size_t start, cell c, uint64_t *table, uint64_t *ref) {
   if (b->defs_n != b->p->n || b->defs_back != b->ways_back)
@@ -793,10 +789,9 @@ static const x64_insn *prev_way(void *ctx, const x64_insn *cur) {
   if (in || falls_into(p, cur->addr) >= 0 || cur->addr == p->entry) return in;
   for (size_t k = 0; k < b->nsides; k++)
     if (b->sides[k] == cur->addr) return NULL;
-  size_t n;
-  way_in *w = ways_to(b, cur->addr, &n);
-  if (n != 1) return NULL;
-  reloc_insn *br = &p->insns[w->from];
+  uint32_t w = ways_into(b, cur->addr);
+  if (w == NO_WAY || b->ways[w].next != NO_WAY) return NULL; /* one way in, or none to follow */
+  reloc_insn *br = &p->insns[b->ways[w].from];
   if (br->table_jmp >= 0 || !x64_decode_operands(&br->x)) return NULL;
   b->branched = true;
   return &br->x;
@@ -993,7 +988,7 @@ static bool cut_before_line(builder *b, size_t o) {
     reloc_table *tb = &b->p->tables[b->open[k].t];
     if (tb->table != table) continue;
     if (b->open[k].limit > limit) b->open[k].limit = limit;
-    if (tb->guard && tb->nentries > limit) tb->nentries = limit;
+    if (tb->guard && tb->nentries > limit) tb->nentries = limit, b->ways_relist = true;
   }
   remember_cut(b, table, limit);
   return true;
@@ -1012,7 +1007,7 @@ static void end_at_next_table(builder *b, size_t o) {
   size_t room = next == UINT64_MAX ? SIZE_MAX : (next - tb->table) / (tb->kind == X64_TABLE_REL32 ? 4 : 8);
   if (room == 0 || room >= b->open[o].limit) return;
   b->open[o].limit = room;
-  if (tb->guard && tb->nentries > room) tb->nentries = room;
+  if (tb->guard && tb->nentries > room) tb->nentries = room, b->ways_relist = true;
 }
 
 /* Queues the next entry of an open table to decode (*MORE), if any is left. */
@@ -1053,19 +1048,28 @@ static void leave_unresolved(builder *b, uint64_t *targets) {
   b->leaves_to_original = true;
 }
 
-/* Resolves the indirect jmps not yet examined; new tables add work. */
-/* Table TB's entries from FROM on are ways in for a dispatch (a table added,
- * widened, or met by one more dispatch): the ways made so far are stale if
- * one of them lands in code already decoded (a case going back into a loop). */
-static void ways_added(builder *b, const reloc_table *tb, size_t from) {
-  const reloc_plan *p = b->p;
-  for (size_t k = from; k < tb->nentries; k++)
+/* Dispatch I reads table T, whose entries below KNOWN were there before
+ * (widened: every dispatch that reads it gets the others): their ways are
+ * listed, and the walks back made so far are stale if one of them lands in
+ * code already decoded (a case going back into a loop). */
+static void table_met(builder *b, size_t i, size_t t, size_t known) {
+  reloc_plan *p = b->p;
+  const reloc_table *tb = &p->tables[t];
+  int32_t before = p->insns[i].table_jmp;
+  if (before >= 0 && before != (int32_t)t) b->ways_relist = true; /* it read another: listed again */
+  if (b->way_head && !b->ways_relist) {
+    for (size_t j = 0; j < p->n && known < tb->nentries; j++)
+      if (j != i && p->insns[j].table_jmp == (int32_t)t) table_ways(b, j, t, known);
+    table_ways(b, i, t, before == (int32_t)t ? known : 0);
+  }
+  for (size_t k = before == (int32_t)t ? known : 0; k < tb->nentries; k++)
     if (inside(p, tb->targets[k]) && p->at[tb->targets[k] - p->lo] > 0) {
       b->ways_back++;
-      return;
+      break;
     }
 }
 
+/* Resolves the indirect jmps not yet examined; new tables add work. */
 static lp_status resolve_tables(builder *b, bool *more) {
   reloc_plan *p = b->p;
   *more = false;
@@ -1172,7 +1176,7 @@ static lp_status resolve_tables(builder *b, bool *more) {
     }
     if (ld) ld->table_load = (int32_t)t; /* its copy (the base register's lea keeps the first), or
                                             the table, which the layout reads as it is */
-    ways_added(b, &p->tables[t], p->insns[i].table_jmp == (int32_t)t ? known : 0);
+    table_met(b, i, t, known);
     p->insns[i].table_jmp = (int32_t)t;
     if (b->branched) {
       if (!grow((void **)&b->recheck, &b->caprecheck, b->nrecheck + 1, sizeof *b->recheck))
@@ -1373,7 +1377,8 @@ lp_status reloc_plan_function(const reloc_function_desc *fn, const reloc_probes 
       free(b.work);
       free(b.indirect);
       free(b.ways);
-      free(b.ways_end);
+      free(b.way_head);
+      free(b.way_tail);
       free(b.recheck);
       free(b.defs);
       free(b.reach);
@@ -1427,7 +1432,8 @@ out:
   free(b.work);
   free(b.indirect);
   free(b.ways);
-  free(b.ways_end);
+  free(b.way_head);
+  free(b.way_tail);
   free(b.recheck);
   free(b.defs);
   free(b.reach);
