@@ -21,8 +21,8 @@
  * The end: when every traced process has ended (the first one's status is
  * the run's: its children may outlive it, a daemon's always do, and a line
  * says how many do when it ends), or on
- * core_session_detach (attach's Ctrl-C or --duration; a signal for the first
- * process once it has ended), every process still traced is stopped, its
+ * core_session_detach (attach's Ctrl-C or --duration; a signal to lazyprobe
+ * once the first process has ended), every process still traced is stopped, its
  * entries and hooks restored (copies stay mapped for the frames still in
  * them) and let go. */
 #include "session.h"
@@ -760,10 +760,7 @@ void core_session_detach(core_session *s) {
   core_doorbell_poke();
 }
 
-void core_session_forward_signal(core_session *s, int sig) {
-  if (s->main_ended) core_session_detach(s); /* nobody to send it to: what outlived it is let go */
-  else kill(s->main_pid, sig);
-}
+void core_session_forward_signal(core_session *s, int sig) { kill(s->main_pid, sig); }
 
 bool core_session_main_ended(const core_session *s) { return s->main_ended; }
 

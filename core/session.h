@@ -77,11 +77,11 @@ lp_status core_session_run(core_session *s, int *wait_status);
  * untraced (async-signal-safe). */
 void core_session_detach(core_session *s);
 
-/* Forwards SIG to the first process (for lazyprobe's own SIGTERM/SIGHUP);
- * once it has ended, detaches what outlived it instead (async-signal-safe). */
+/* Forwards SIG to the first process (for lazyprobe's own SIGTERM/SIGHUP). */
 void core_session_forward_signal(core_session *s, int sig);
 
-/* Has the first process ended (the session still following its children)? */
+/* Has the first process ended (the session still following its children)?
+ * A signal then detaches them instead (async-signal-safe). */
 bool core_session_main_ended(const core_session *s);
 
 /* The counters files of the processes alive now, in *files (malloc'd). */

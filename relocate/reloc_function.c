@@ -516,6 +516,10 @@ typedef struct way {
  * ways, most of them its tables' entries, asked for again after each of
  * ~580 changes: sorting them each time, qsort was 7.2 G of Debian's
  * python3's 11.1 G tracer instructions under -c arcs). */
+static bool way_before(const way *w, size_t from, size_t entry) {
+  return w->from < from || (w->from == from && w->entry < entry);
+}
+
 static void way_add(builder *b, uint64_t to, size_t from, size_t entry) {
   reloc_plan *p = b->p;
   if (!inside(p, to) || b->ways_failed) return;
@@ -527,12 +531,8 @@ static void way_add(builder *b, uint64_t to, size_t from, size_t entry) {
   uint32_t w = (uint32_t)b->nways++, *at = &b->way_head[o];
   b->ways[w] = (way){(uint32_t)from, (uint32_t)entry, NO_WAY};
   uint32_t last = b->way_tail[o];
-  if (last != NO_WAY && (b->ways[last].from < from || (b->ways[last].from == from && b->ways[last].entry < entry))) {
-    at = &b->ways[last].next; /* after all: most come in order */
-  } else {
-    while (*at != NO_WAY && (b->ways[*at].from < from || (b->ways[*at].from == from && b->ways[*at].entry < entry)))
-      at = &b->ways[*at].next;
-  }
+  if (last != NO_WAY && way_before(&b->ways[last], from, entry)) at = &b->ways[last].next; /* most come in order */
+  while (*at != NO_WAY && way_before(&b->ways[*at], from, entry)) at = &b->ways[*at].next;
   b->ways[w].next = *at;
   *at = w;
   if (b->ways[w].next == NO_WAY) b->way_tail[o] = w;
@@ -1058,7 +1058,7 @@ static void table_met(builder *b, size_t i, size_t t, size_t known) {
   int32_t before = p->insns[i].table_jmp;
   if (before >= 0 && before != (int32_t)t) b->ways_relist = true; /* it read another: listed again */
   if (b->way_head && !b->ways_relist) {
-    for (size_t j = 0; j < p->n && known < tb->nentries; j++)
+    for (size_t j = 0; j < p->n && known > 0 && known < tb->nentries; j++) /* widened; a new one has no other */
       if (j != i && p->insns[j].table_jmp == (int32_t)t) table_ways(b, j, t, known);
     table_ways(b, i, t, before == (int32_t)t ? known : 0);
   }

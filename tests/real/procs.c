@@ -92,6 +92,30 @@ static void calls(void (*fn)(int), int n) {
   for (int i = 0; i < n; i++) fn(i);
 }
 
+/* A child's part: its role noted, c_work C times, both B times. */
+static void child_works(int c, int b) {
+  note("child");
+  calls(c_work, c);
+  calls(both, b);
+}
+
+static int wait_ok(pid_t pid);
+
+/* What a fork-like MODE does once its fork returned PID: the child works
+ * (child_works C, CB), says so and exits; the parent waits for it, then
+ * calls p_work P times and both PB times.  Whether all went well. */
+__attribute__((noipa)) static int after_fork(const char *mode, pid_t pid, int c, int cb, int p, int pb) {
+  if (pid == 0) {
+    child_works(c, cb);
+    printf("%s: child done\n", mode);
+    exit(0);
+  }
+  int ok = pid > 0 && wait_ok(pid);
+  calls(p_work, p);
+  calls(both, pb);
+  return ok;
+}
+
 static int wait_ok(pid_t pid) {
   int st;
   if (waitpid(pid, &st, 0) != pid) return 0;
@@ -130,61 +154,19 @@ int main(int argc, char **argv) {
   fflush(stdout);
   int ok = 1;
   if (!strcmp(mode, "fork")) {
-    pid_t pid = fork();
-    if (pid == 0) {
-      note("child");
-      calls(c_work, 7);
-      calls(both, 3);
-      printf("fork: child done\n");
-      exit(0);
-    }
-    ok = pid > 0 && wait_ok(pid);
-    calls(p_work, 11);
-    calls(both, 2);
+    ok = after_fork(mode, fork(), 7, 3, 11, 2);
   } else if (!strcmp(mode, "wrapped")) {
-    pid_t pid = fork_child();
-    if (pid == 0) {
-      note("child");
-      calls(c_work, 8);
-      calls(both, 1);
-      printf("wrapped: child done\n");
-      exit(0);
-    }
-    ok = pid > 0 && wait_ok(pid);
-    calls(p_work, 5);
-    calls(both, 2);
+    ok = after_fork(mode, fork_child(), 8, 1, 5, 2);
   } else if (!strcmp(mode, "deep")) {
-    pid_t pid = fork_deep();
-    if (pid == 0) {
-      note("child");
-      calls(c_work, 6);
-      calls(both, 2);
-      printf("deep: child done\n");
-      exit(0);
-    }
-    ok = pid > 0 && wait_ok(pid);
-    calls(p_work, 4);
-    calls(both, 3);
+    ok = after_fork(mode, fork_deep(), 6, 2, 4, 3);
   } else if (!strcmp(mode, "jumped")) {
     if (!setjmp(jumped_top)) run_jumped(1);
-    pid_t pid = run_jumped(0);
-    if (pid == 0) {
-      note("child");
-      calls(c_work, 5);
-      calls(both, 2);
-      printf("jumped: child done\n");
-      exit(0);
-    }
-    ok = pid > 0 && wait_ok(pid);
-    calls(p_work, 2);
-    calls(both, 1);
+    ok = after_fork(mode, run_jumped(0), 5, 2, 2, 1);
   } else if (!strcmp(mode, "forkpty")) {
     int master;
     pid_t pid = forkpty(&master, NULL, NULL, NULL);
     if (pid == 0) {
-      note("child");
-      calls(c_work, 4);
-      calls(both, 5);
+      child_works(4, 5);
       printf("child done\n");
       fflush(stdout);
       _exit(0);
@@ -197,9 +179,7 @@ int main(int argc, char **argv) {
     calls(both, 2);
   } else if (!strcmp(mode, "daemon")) {
     if (daemon(1, 1) != 0) return 1; /* the parent exits inside, status 0 */
-    note("child");
-    calls(c_work, 3);
-    calls(both, 6);
+    child_works(3, 6);
     printf("daemon: child done\n");
     return 0;
   } else if (!strcmp(mode, "outlive")) {
@@ -210,8 +190,7 @@ int main(int argc, char **argv) {
       int null = open("/dev/null", O_WRONLY);
       if (null < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(1);
       close(worked[0]);
-      note("child");
-      calls(c_work, 2);
+      child_works(2, 0);
       if (write(worked[1], "w", 1) != 1) _exit(1);
       for (;;) pause();
     }
@@ -230,9 +209,7 @@ int main(int argc, char **argv) {
   } else if (!strcmp(mode, "clone")) {
     long pid = syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
     if (pid == 0) {
-      note("child");
-      calls(c_work, 9);
-      calls(both, 4);
+      child_works(9, 4);
       printf("clone: child done\n");
       fflush(stdout);
       _exit(0);
